@@ -1,0 +1,25 @@
+// Each verb of the `flce` CLI registers itself on the app (one file per verb family).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace flce::cli {
+
+// Exit codes (README.md "Exit codes").
+enum Exit : int {
+  kOk = 0,           // done; every oracle within bounds
+  kFinding = 1,      // a verdict failed: out of bounds, dtype, trace-time error, regression
+  kBadInput = 2,     // invalid case, unknown subject, bad flags
+  kUnsupported = 3,  // the subject cannot run here (no CUDA, op missing); nothing judged
+  kInternal = 4,     // flce itself failed
+};
+
+// Handlers set this; main returns it.
+int& exit_code();
+
+void add_case_commands(CLI::App& app);
+void add_reference_command(CLI::App& app);
+void add_run_commands(CLI::App& app);   // run, calibrate, main (need the Python oracles)
+void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
+
+}  // namespace flce::cli

@@ -1,0 +1,41 @@
+// flce: differential fuzzing and conformance for fused linear cross entropy.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.hpp"
+#include "oracles/case.hpp"
+
+namespace flce::cli {
+int& exit_code() {
+  static int code = kOk;
+  return code;
+}
+}  // namespace flce::cli
+
+int main(int argc, char** argv) {
+  using namespace flce::cli;
+  CLI::App app{"flce: differential fuzzing and conformance for fused linear cross entropy (FLCE)"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every verb");
+  add_case_commands(app);
+  add_reference_command(app);
+#ifdef FLCE_HAVE_PYTHON
+  add_run_commands(app);
+#endif
+#ifdef FLCE_HAVE_CUDA
+  add_cuda_commands(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kOk : kBadInput;
+  } catch (const flce::CaseError& e) {
+    std::fprintf(stderr, "flce: invalid case: %s\n", e.what());
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flce: error: %s\n", e.what());
+    return kInternal;
+  }
+  return exit_code();
+}

@@ -1,0 +1,50 @@
+// Trace-time failure signatures: the known ones are data (oracles/signatures.json);
+// anything else gets a stable bucket id from the exception type, its normalized
+// message and the innermost torch frame, so two runs of one bug share an id.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flce {
+
+struct ErrorLink {
+  std::string type;     // qualified exception class
+  std::string message;
+  std::vector<std::string> frames;  // "path:line:function", innermost last
+};
+using ErrorChain = std::vector<ErrorLink>;  // outermost first
+
+struct KnownSignature {
+  std::string id, title, stage_hint;
+  std::vector<std::string> patterns, frame_patterns, upstream;
+  std::string expected_torch;  // e.g. ">=2.8,<2.13"
+};
+
+struct Signature {
+  std::string id;         // known id or "bucket-<hash>"
+  bool known = false;
+  std::string title;      // known title or "Type: normalized message"
+  std::string matched;    // the message text that matched
+  std::string innermost_torch_frame;
+  std::vector<std::string> upstream;
+  std::optional<bool> expected_here;  // for known ones: does the table expect it on this torch?
+};
+
+class SignatureTable {
+ public:
+  static SignatureTable load(const std::string& path);  // throws std::runtime_error naming the entry
+  static SignatureTable load_default();                  // FLCE_SOURCE_DIR/oracles/signatures.json
+  Signature classify(const ErrorChain& chain, const std::string& torch_version) const;
+  const std::vector<KnownSignature>& entries() const { return entries_; }
+
+ private:
+  std::vector<KnownSignature> entries_;
+};
+
+std::string normalize_message(const std::string& msg);
+std::string innermost_torch_frame(const ErrorChain& chain);
+// ">=2.8,<2.13" style ranges against "2.13.0+cu130"
+bool version_in_range(const std::string& version, const std::string& range);
+
+}  // namespace flce

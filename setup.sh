@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One command for a fresh machine: install what is missing, build, run the main job.
+#   bash setup.sh            # install + build + main job
+#   bash setup.sh --no-run   # install + build only (used by test.sh and .ci/run)
+# Idempotent: every step checks before it acts; a second run installs nothing.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+RUN_MAIN=1
+[[ "${1:-}" == "--no-run" ]] && RUN_MAIN=0
+JOBS=${FLCE_JOBS:-$(nproc)}
+log() { printf '[setup] %s\n' "$*" >&2; }
+t0=$(date +%s)
+
+# 1. Debian packages (pinned by the distribution: Debian 12).
+DEBS=(cmake ninja-build g++ python3-dev python3-venv libgtest-dev librapidcheck-dev
+      nlohmann-json3-dev libcli11-dev libfmt-dev pybind11-dev clang-14 libclang-rt-14-dev)
+missing=()
+for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  log "apt-get install ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  log "Debian packages: all present"
+fi
+
+# 2. Python venv from Debian's python3 (it ships libpython3.x.so, which the host embeds).
+PY=/usr/bin/python3
+if [[ ! -x .venv/bin/python ]]; then
+  log "creating .venv"
+  $PY -m venv .venv
+fi
+STAMP=.venv/.flce-requirements.sha
+want=$(cat requirements.txt requirements-nodeps.txt | sha256sum | cut -c1-16)
+if [[ "$(cat $STAMP 2>/dev/null)" != "$want" ]]; then
+  log "pip install (pinned: requirements.txt)"
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
+  echo "$want" > $STAMP
+else
+  log "Python packages: pinned set already installed"
+fi
+
+# 3. Configure and build (libtorch from the wheel's CMake package).
+if [[ ! -f build/build.ninja ]]; then
+  log "cmake configure"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DFLCE_PYTHON="$ROOT/.venv/bin/python" >/dev/null
+fi
+log "build (-j$JOBS)"
+cmake --build build -j "$JOBS" | grep -v '^\[' || true
+[[ ${PIPESTATUS[0]} -eq 0 ]] || { log "build failed"; exit 1; }
+log "ready in $(( $(date +%s) - t0 )) s"
+
+# 4. The main job on the embedded default.
+if ((RUN_MAIN)); then
+  ./build/flce main
+fi

@@ -1,0 +1,76 @@
+// Known signatures are found anywhere in the chain; unknown ones bucket stably.
+#include <gtest/gtest.h>
+
+#include "oracles/signature.hpp"
+
+using namespace flce;
+
+static ErrorChain torch211_tier1_chain() {
+  // Shape of what torch 2.11 raises: the known text only deep in the chain.
+  return {
+      {"torch._dynamo.exc.TorchRuntimeError", "RuntimeError when making fake tensor call\n\nfrom user code: ...",
+       {"/venv/lib/python3.12/site-packages/torch/_dynamo/utils.py:3200:run_node"}},
+      {"TypeError", "unsupported operand type(s) for *: 'torch.dtype' and 'FakeTensor'",
+       {"/venv/lib/python3.12/site-packages/torch/_decomp/decompositions.py:1400:addmm",
+        "/venv/lib/python3.12/site-packages/torch/_prims_common/wrappers.py:300:_fn"}},
+  };
+}
+
+TEST(Signature, Tier1FoundDeepInChain) {
+  auto t = SignatureTable::load_default();
+  Signature s = t.classify(torch211_tier1_chain(), "2.11.0+cu130");
+  EXPECT_TRUE(s.known);
+  EXPECT_EQ(s.id, "tier1-decomposition");
+  ASSERT_TRUE(s.expected_here.has_value());
+  EXPECT_TRUE(*s.expected_here);
+  EXPECT_FALSE(*t.classify(torch211_tier1_chain(), "2.13.0").expected_here);
+  EXPECT_EQ(s.innermost_torch_frame, "torch/_prims_common/wrappers.py:_fn");
+}
+
+TEST(Signature, Tier2Lowering) {
+  auto t = SignatureTable::load_default();
+  ErrorChain c{{"torch._inductor.exc.InductorError", "LoweringException: TypeError: tuned_addmm() takes 3 positional arguments but 4 were given\n  target: aten.addmm.dtype_out", {}}};
+  EXPECT_EQ(t.classify(c, "2.13.0").id, "tier2-lowering");
+}
+
+TEST(Signature, TableHasRequiredEntriesWithLinks) {
+  auto t = SignatureTable::load_default();
+  for (const char* id : {"tier1-decomposition", "tier2-lowering", "amp-mat-dtype-mismatch", "op-not-implemented-on-device"}) {
+    auto it = std::find_if(t.entries().begin(), t.entries().end(), [&](auto& e) { return e.id == id; });
+    ASSERT_NE(it, t.entries().end()) << id;
+    EXPECT_FALSE(it->upstream.empty()) << id;
+  }
+}
+
+TEST(Signature, UnknownErrorsBucketByNormalizedMessage) {
+  auto t = SignatureTable::load_default();
+  ErrorChain a{{"ValueError", "size mismatch at 0x7f00dead: [8, 16] vs [8, 32] in /tmp/a/b.py", {"/x/torch/_refs/__init__.py:10:foo"}}};
+  ErrorChain b{{"ValueError", "size mismatch at 0x7f00beef: [4, 16] vs [2, 2] in /home/c.py", {"/y/torch/_refs/__init__.py:99:foo"}}};
+  ErrorChain other{{"ValueError", "size mismatch at 0x1: [8] vs [8]", {"/x/torch/_refs/__init__.py:10:bar"}}};
+  Signature sa = t.classify(a, "2.13.0"), sb = t.classify(b, "2.13.0");
+  EXPECT_FALSE(sa.known);
+  EXPECT_EQ(sa.id.rfind("bucket-", 0), 0u);
+  EXPECT_EQ(sa.id, sb.id) << sa.title << " vs " << sb.title;
+  EXPECT_NE(sa.id, t.classify(other, "2.13.0").id) << "different innermost torch frame";
+}
+
+TEST(Signature, VersionRanges) {
+  EXPECT_TRUE(version_in_range("2.11.0+cu130", ">=2.8,<2.13"));
+  EXPECT_FALSE(version_in_range("2.13.0", ">=2.8,<2.13"));
+  EXPECT_TRUE(version_in_range("2.13.0", ">=2.13"));
+  EXPECT_TRUE(version_in_range("2.8.0", ">=2.8"));
+  EXPECT_FALSE(version_in_range("2.7.1", ">=2.8"));
+}
+
+TEST(Signature, BadTableNamesTheEntry) {
+  std::string path = ::testing::TempDir() + "/bad_sigs.json";
+  FILE* f = fopen(path.c_str(), "w");
+  fputs(R"([{"id": "ok", "patterns": ["a"]}, {"id": "broken", "patterns": ["("]}])", f);
+  fclose(f);
+  try {
+    SignatureTable::load(path);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("entry 1"), std::string::npos) << e.what();
+  }
+}
