@@ -21,6 +21,10 @@ list(APPEND CMAKE_PREFIX_PATH ${FLCE_TORCH_CMAKE_PREFIX})
 # The wheel's Caffe2 config looks for CUDA; on a CPU-only build host that is fine (nvcc exists)
 # but we never need kineto/nvtx from it.
 set(USE_KINETO OFF CACHE BOOL "" FORCE)
+# Name the archs so Caffe2's config does not try to run a GPU-detection program.
+if(NOT TORCH_CUDA_ARCH_LIST)
+  set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
+endif()
 find_package(Torch REQUIRED)
 set(Python3_EXECUTABLE ${FLCE_PYTHON})
 find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Embed)
@@ -32,13 +36,27 @@ target_include_directories(flce_torch INTERFACE ${TORCH_INCLUDE_DIRS})
 target_compile_options(flce_torch INTERFACE ${TORCH_CXX_FLAGS})
 find_library(FLCE_TORCH_PYTHON_LIB torch_python PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH REQUIRED)
 
-add_library(flce_python STATIC
-  oracles/python_host.cpp
-)
-target_link_libraries(flce_python PUBLIC flce_core flce_torch ${FLCE_TORCH_PYTHON_LIB} Python3::Python)
+# The wheel's CUDA libraries (NCCL, cuDNN, ...) live in site-packages/nvidia/*/lib and are
+# found at run time through torch's RPATH; at link time ld needs to be told where.
+file(GLOB _flce_nvidia_libs "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib" "${TORCH_INSTALL_PREFIX}/../nvidia/cu*/lib")
+foreach(_d ${_flce_nvidia_libs})
+  target_link_options(flce_torch INTERFACE "-Wl,-rpath-link,${_d}")
+endforeach()
+target_link_options(flce_torch INTERFACE "-Wl,--allow-shlib-undefined")
+
+# python_host.cpp is the one TU with torch + pybind11 headers (torch ships its own fmt
+# headers, so this TU must not use Debian's fmt). differential.cpp sees only the
+# torch-free python_host.hpp.
+add_library(flce_python_host STATIC oracles/python_host.cpp)
+# PRIVATE: torch include dirs (with their own fmt) must not leak into other targets.
+target_link_libraries(flce_python_host PRIVATE flce_torch ${FLCE_TORCH_PYTHON_LIB} Python3::Python nlohmann_json::nlohmann_json)
+target_include_directories(flce_python_host PUBLIC ${CMAKE_SOURCE_DIR})
+target_compile_options(flce_python_host PRIVATE ${FLCE_WARNINGS})
+add_library(flce_python STATIC oracles/differential.cpp)
+target_link_libraries(flce_python PUBLIC flce_core flce_python_host)
 target_compile_options(flce_python PRIVATE ${FLCE_WARNINGS})
 get_filename_component(_flce_venv_bin ${FLCE_PYTHON} DIRECTORY)
-target_compile_definitions(flce_python PUBLIC
+target_compile_definitions(flce_python_host PUBLIC
   FLCE_PYTHON_EXECUTABLE="${FLCE_PYTHON}"
   FLCE_SUBJECTS_DIR="${CMAKE_SOURCE_DIR}/subjects"
   FLCE_TORCH_VERSION="${FLCE_TORCH_VERSION}")

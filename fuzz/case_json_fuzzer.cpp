@@ -9,6 +9,8 @@
 #include <random>
 #include <string>
 
+#include "fuzz/features.hpp"
+#include "oracles/bounds.hpp"
 #include "oracles/case.hpp"
 #include "oracles/golden.hpp"
 
@@ -81,9 +83,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     die("canonical form rejected", canon + "\n" + e.what());
   }
   if (!(back == c) || to_json(back) != canon) die("round trip changed the case", canon);
+  using fuzz::feature;
+  feature("dtypes", std::string(dtype_name(c.input_dtype)) + "/" + std::string(dtype_name(c.weight_dtype)) + "/" +
+                        (c.accum_dtype ? "fp32" : "none"));
+  feature("reduction", name(c.reduction));
+  feature("regime", name(c.regime));
+  feature("flags", (c.bias) | (c.ce_weight << 1) | ((c.label_smoothing > 0) << 2) | ((c.lse_square_scale > 0) << 3) |
+                       (c.softcap.has_value() << 4) | (c.use_token_scaling << 5) | (c.return_z_loss << 6));
+  feature("ignored", static_cast<int64_t>(c.ignore_fraction * 4));
   if (c.BT * c.H * c.V > 4096 || c.is_op()) return 0;
   Inputs in = make_inputs(c);
   Outputs a = golden(c, in), b = golden(c, in);
+  Bounds bd = compute_bounds(c, in);
+  feature("ambiguous_tokens", bd.ambiguous_tokens > 0);
+  for (auto& [n, t] : a) {
+    bool finite = true;
+    for (double v : t.data) finite = finite && std::isfinite(v);
+    feature("finite:" + n, finite);
+  }
   for (auto& [n, t] : a)
     for (size_t k = 0; k < t.data.size(); ++k) {
       double x = t.data[k], y = b.at(n).data[k];

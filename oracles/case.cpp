@@ -262,7 +262,7 @@ Case from_json(const std::string& text) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors and number overflow (e.g. 1e400)
     throw CaseError("case", std::string("is not valid JSON: ") + e.what());
   }
   Case c;

@@ -1,0 +1,137 @@
+// flce run | calibrate | env | main: verbs that need the embedded Python oracles.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "oracles/differential.hpp"
+#include "oracles/golden.hpp"
+#include "oracles/sampler.hpp"
+#include "oracles/summary.hpp"
+
+namespace flce::cli {
+
+namespace {
+
+// A subject is a built-in name or a plug-in "package.module:callable".
+bool known_subject(const std::string& full, std::string* why) {
+  std::string s = full;
+  const std::string suffix = "+workaround";  // run with flce_workaround enabled
+  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+    s.resize(s.size() - suffix.size());
+  if (s.find(':') != std::string::npos) return true;
+  auto builtins = PythonHost::instance().builtin_subjects();
+  if (std::find(builtins.begin(), builtins.end(), s) != builtins.end()) return true;
+  std::string list;
+  for (auto& b : builtins) list += (list.empty() ? "" : ", ") + b;
+  *why = fmt::format("unknown subject '{}': use a built-in ({}) or a plug-in 'package.module:callable'", s, list);
+  return false;
+}
+
+int exit_for(const RunReport& r) {
+  if (r.unsupported()) return kUnsupported;
+  for (auto& o : r.oracles)
+    if (o.status == SubjectStatus::ERROR && o.phase == "setup" && o.signature &&
+        o.signature->title.find("ModuleNotFoundError") != std::string::npos)
+      return kBadInput;  // the plug-in itself cannot be imported
+  return r.outcome == "pass" ? kOk : kFinding;
+}
+
+}  // namespace
+
+void add_run_commands(CLI::App& app) {
+  {
+    auto* r = app.add_subcommand("run", "Run one case through golden, eager and compiled oracles and judge each");
+    static std::string file, subject = "model", subject_path;
+    static bool as_json = false, no_eager = false, no_compiled = false, no_ladder = false;
+    r->add_option("case", file, "Case JSON file (omit for the embedded example)");
+    r->add_option("--subject", subject, "Subject: built-in name or package.module:callable")->capture_default_str();
+    r->add_option("--subject-path", subject_path, "Directory put first on sys.path (e.g. a Liger checkout's src/)");
+    r->add_flag("--json", as_json, "One JSON object with the verdicts and the environment fingerprint");
+    r->add_flag("--no-eager", no_eager, "Skip the eager oracle");
+    r->add_flag("--no-compiled", no_compiled, "Skip the compiled oracle");
+    r->add_flag("--no-ladder", no_ladder, "Do not walk the backend ladder on compiled failures");
+    r->callback([] {
+      Case c = file.empty() ? example_case() : from_json_file(file);
+      std::string why;
+      if (!known_subject(subject, &why)) {
+        std::fprintf(stderr, "flce run: %s\n", why.c_str());
+        exit_code() = kBadInput;
+        return;
+      }
+      RunOptions opt;
+      opt.subject = subject;
+      opt.subject_path = subject_path;
+      opt.eager = !no_eager;
+      opt.compiled = !no_compiled;
+      opt.ladder = !no_ladder;
+      RunReport rep = run_case(c, opt);
+      if (as_json)
+        std::printf("%s\n", report_json(rep).dump(2).c_str());
+      else
+        std::printf("%s", report_table(rep).c_str());
+      exit_code() = exit_for(rep);
+    });
+  }
+  {
+    auto* cal = app.add_subcommand("calibrate", "Distribution of error/bound ratios over random cases, per dtype");
+    static std::string subject = "model";
+    static int n = 50;
+    static uint64_t seed = 1;
+    static bool compiled = false;
+    cal->add_option("--subject", subject, "Subject")->capture_default_str();
+    cal->add_option("-n", n, "Cases per dtype")->capture_default_str();
+    cal->add_option("--seed", seed, "Sampler seed")->capture_default_str();
+    cal->add_flag("--compiled", compiled, "Also judge the compiled oracle (slow: one compile per graph key)");
+    cal->callback([] {
+      std::printf("%-6s %-9s %6s %6s %10s %10s %10s %10s %8s\n", "dtype", "oracle", "cases", "fails", "p50", "p90", "p99",
+                  "max", "<1e-3");
+      int total_fail = 0;
+      for (DType d : {DType::BF16, DType::F16, DType::F32}) {
+        SampleSpace sp;
+        sp.dtype = d;
+        std::vector<double> ratios_e, ratios_c;
+        int fails_e = 0, fails_c = 0;
+        for (int k = 0; k < n; ++k) {
+          Case c = sample_case(seed, static_cast<uint64_t>(k), sp);
+          RunOptions opt;
+          opt.subject = subject;
+          opt.compiled = compiled;
+          opt.ladder = false;
+          RunReport rep = run_case(c, opt);
+          for (auto& o : rep.oracles) {
+            if (o.status != SubjectStatus::OK) {
+              if (o.status == SubjectStatus::ERROR) (o.oracle == "eager" ? fails_e : fails_c)++;
+              continue;
+            }
+            auto& v = o.oracle == "eager" ? ratios_e : ratios_c;
+            v.push_back(o.verdict->worst_ratio());
+            if (!o.verdict->pass()) {
+              (o.oracle == "eager" ? fails_e : fails_c)++;
+              std::fprintf(stderr, "calibrate: %s failed on %s\n", o.oracle.c_str(), to_json(c, -1).c_str());
+            }
+          }
+        }
+        auto show = [&](const char* oracle, std::vector<double>& v, int fails) {
+          if (v.empty()) return;
+          std::sort(v.begin(), v.end());
+          auto q = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))]; };
+          size_t tiny = static_cast<size_t>(std::count_if(v.begin(), v.end(), [](double r) { return r < 1e-3; }));
+          std::printf("%-6s %-9s %6zu %6d %10.3g %10.3g %10.3g %10.3g %8zu\n", std::string(dtype_name(d)).c_str(), oracle,
+                      v.size(), fails, q(0.5), q(0.9), q(0.99), v.back(), tiny);
+        };
+        show("eager", ratios_e, fails_e);
+        show("compiled", ratios_c, fails_c);
+        total_fail += fails_e + fails_c;
+      }
+      exit_code() = total_fail ? kFinding : kOk;
+    });
+  }
+  {
+    auto* e = app.add_subcommand("env", "Print the environment fingerprint (torch, triton, CUDA, GPU, Python)");
+    e->callback([] { std::printf("%s\n", PythonHost::instance().environment().to_json().c_str()); });
+  }
+}
+
+}  // namespace flce::cli

@@ -1,0 +1,207 @@
+#include "differential.hpp"
+
+#include <fmt/format.h>
+
+#include "golden.hpp"
+#include "summary.hpp"
+
+namespace flce {
+
+namespace {
+
+constexpr Backend kLadder[] = {Backend::EAGER, Backend::AOT_EAGER, Backend::AOT_EAGER_DECOMP_PARTITION, Backend::INDUCTOR};
+
+OracleOutcome outcome_of(const std::string& oracle, const std::string& backend, const SubjectResult& r, const Case& c,
+                         const Outputs& gold, const Bounds& bounds, const Outputs* eager, const SignatureTable& sigs,
+                         const std::string& torch_version) {
+  OracleOutcome o;
+  o.oracle = oracle;
+  o.backend = backend;
+  o.status = r.status;
+  o.reason = r.reason;
+  o.phase = r.phase;
+  o.paths = r.paths;
+  o.wall_ms = r.wall_ms;
+  if (r.status == SubjectStatus::OK) {
+    JudgeOptions jo;
+    jo.dtype_reference = eager;
+    o.verdict = judge(oracle, c, gold, bounds, r.outputs, jo);
+    if (eager) o.vs_eager = relative_disagreement(r.outputs, *eager, bounds, nullptr);
+  } else if (r.status == SubjectStatus::ERROR) {
+    o.signature = sigs.classify(r.chain, torch_version);
+  }
+  return o;
+}
+
+std::string failure_word(const OracleOutcome& o) {
+  if (o.status == SubjectStatus::ERROR) return o.signature ? o.signature->id : "error";
+  if (o.status == SubjectStatus::UNSUPPORTED) return "unsupported";
+  if (o.verdict && !o.verdict->pass()) {
+    auto* f = o.verdict->first_failure();
+    return fmt::format("judge:{}:{}", f->output, name(f->finding));
+  }
+  return "ok";
+}
+
+}  // namespace
+
+bool RunReport::all_pass() const {
+  for (auto& o : oracles)
+    if (!o.pass()) return false;
+  return !oracles.empty();
+}
+bool RunReport::unsupported() const {
+  for (auto& o : oracles)
+    if (o.status != SubjectStatus::UNSUPPORTED) return false;
+  return !oracles.empty();
+}
+
+RunReport run_case(const Case& c, const RunOptions& opt) {
+  validate(c);
+  RunReport rep;
+  rep.c = c;
+  rep.subject = opt.subject;
+  Inputs in = make_inputs(c);
+  rep.golden = golden(c, in);
+  Bounds bounds = compute_bounds(c, in);
+  PythonHost& host = PythonHost::instance();
+  static const SignatureTable sigs = SignatureTable::load_default();
+  const std::string tv = host.torch_version();
+  rep.env = host.environment();
+
+  std::optional<SubjectResult> eager;
+  if (opt.eager) {
+    eager = host.run(c, in, opt.subject, "eager", std::nullopt, opt.subject_path);
+    rep.subject_version = eager->subject_version;
+    rep.oracles.push_back(outcome_of("eager", "", *eager, c, rep.golden, bounds, nullptr, sigs, tv));
+  }
+  const Outputs* eager_out = eager && eager->status == SubjectStatus::OK ? &eager->outputs : nullptr;
+  if (opt.compiled) {
+    SubjectResult comp = host.run(c, in, opt.subject, "compiled", c.compile.backend, opt.subject_path);
+    if (rep.subject_version.empty()) rep.subject_version = comp.subject_version;
+    OracleOutcome co = outcome_of("compiled", std::string(name(c.compile.backend)), comp, c, rep.golden, bounds,
+                                  eager_out, sigs, tv);
+    rep.oracles.push_back(co);
+    // Walk the ladder: the first backend that breaks separates Dynamo, AOTAutograd,
+    // decompositions and Inductor lowering.
+    if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED) {
+      // The stage reported is the first backend that shows the *same* failure as the
+      // compiled run; a backend failing differently (e.g. an op with no CPU kernel under
+      // the eager backends) is listed but does not claim the stage.
+      const std::string want = failure_word(co);
+      std::string first_any;
+      for (Backend b : kLadder) {
+        OracleOutcome step;
+        if (b == c.compile.backend) {
+          step = co;
+        } else {
+          SubjectResult r = host.run(c, in, opt.subject, "compiled", b, opt.subject_path);
+          step = outcome_of(fmt::format("compiled[{}]", name(b)), std::string(name(b)), r, c, rep.golden, bounds,
+                            eager_out, sigs, tv);
+        }
+        rep.ladder.push_back({std::string(name(b)), step.pass(), failure_word(step)});
+        if (!step.pass() && first_any.empty()) first_any = std::string(name(b));
+        if (!step.pass() && rep.first_failing_stage.empty() && failure_word(step) == want)
+          rep.first_failing_stage = std::string(name(b));
+      }
+      if (rep.first_failing_stage.empty()) rep.first_failing_stage = first_any;
+    }
+  }
+  // Outcome line: the first failing oracle decides (eager failures come first).
+  rep.outcome = "pass";
+  if (rep.unsupported()) {
+    rep.outcome = "unsupported";
+  } else {
+    for (auto& o : rep.oracles) {
+      if (o.pass() || o.status == SubjectStatus::UNSUPPORTED) continue;
+      std::string stage = o.oracle == "compiled" && !rep.first_failing_stage.empty() ? rep.first_failing_stage : o.backend;
+      if (o.status == SubjectStatus::ERROR)
+        rep.outcome = fmt::format("{}@{}:{}", o.signature ? o.signature->id : "error", o.oracle, stage.empty() ? "-" : stage);
+      else
+        rep.outcome = fmt::format("{}@{}", failure_word(o), o.oracle);
+      break;
+    }
+  }
+  return rep;
+}
+
+std::string report_table(const RunReport& r) {
+  std::string s = fmt::format("case {} | subject {} {} | torch {} | {}\n", name(r.c.kind), r.subject, r.subject_version,
+                              r.env.torch, r.env.gpu.empty() ? "cpu" : r.env.gpu);
+  s += fmt::format("{:<26} {:<12} {:<16} {:>10} {:>10} {:>9} {:>11} {:>9}  {}\n", "oracle", "status", "output", "max_abs",
+                   "max_ulp", "rel_fro", "err/bound", "vs_eager", "detail");
+  for (auto& o : r.oracles) {
+    std::string oracle = o.oracle + (o.backend.empty() ? "" : "(" + o.backend + ")");
+    if (o.status == SubjectStatus::UNSUPPORTED) {
+      s += fmt::format("{:<26} {:<12} {}\n", oracle, "unsupported", o.reason);
+      continue;
+    }
+    if (o.status == SubjectStatus::ERROR) {
+      const Signature& sg = *o.signature;
+      s += fmt::format("{:<26} {:<12} {} [{}{}] {}\n", oracle, "error", sg.id, sg.known ? "known" : "new bucket",
+                       sg.expected_here ? (*sg.expected_here ? ", expected on this torch" : ", NOT expected on this torch") : "",
+                       sg.matched.substr(0, 160));
+      if (!sg.innermost_torch_frame.empty()) s += fmt::format("{:<26} {:<12} innermost torch frame: {}\n", "", "", sg.innermost_torch_frame);
+      continue;
+    }
+    for (auto& v : o.verdict->outputs) {
+      s += fmt::format("{:<26} {:<12} {:<16} {:>10.3g} {:>10.3g} {:>9.2e} {:>11.3g} {:>9}  {}\n", oracle,
+                       v.finding == Finding::OK ? "ok" : "FAIL:" + std::string(name(v.finding)), v.output, v.max_abs_err,
+                       v.max_ulp, v.rel_fro, v.worst_ratio, o.vs_eager >= 0 ? fmt::format("{:.3g}", o.vs_eager) : "-",
+                       v.detail);
+      oracle = "";
+    }
+  }
+  if (!r.ladder.empty()) {
+    s += "backend ladder:";
+    for (auto& st : r.ladder) s += fmt::format(" {}={}", st.backend, st.pass ? "ok" : st.what);
+    s += fmt::format("\nfirst failing stage: {}\n", r.first_failing_stage.empty() ? "none" : r.first_failing_stage);
+  }
+  s += "outcome: " + r.outcome + "\n";
+  return s;
+}
+
+nlohmann::ordered_json report_json(const RunReport& r) {
+  nlohmann::ordered_json j;
+  j["case"] = nlohmann::ordered_json::parse(to_json(r.c, -1));
+  j["subject"] = r.subject;
+  j["subject_version"] = r.subject_version;
+  j["environment"] = nlohmann::ordered_json::parse(r.env.to_json());
+  j["outcome"] = r.outcome;
+  j["first_failing_stage"] = r.first_failing_stage;
+  auto oracles = nlohmann::ordered_json::array();
+  for (auto& o : r.oracles) {
+    nlohmann::ordered_json oj;
+    oj["oracle"] = o.oracle;
+    oj["backend"] = o.backend;
+    oj["status"] = name(o.status);
+    oj["wall_ms"] = o.wall_ms;
+    oj["paths"] = o.paths;
+    if (!o.reason.empty()) oj["reason"] = o.reason;
+    if (o.signature) {
+      oj["signature"] = {{"id", o.signature->id}, {"known", o.signature->known}, {"title", o.signature->title},
+                         {"matched", o.signature->matched}, {"innermost_torch_frame", o.signature->innermost_torch_frame},
+                         {"upstream", o.signature->upstream}, {"phase", o.phase}};
+      if (o.signature->expected_here) oj["signature"]["expected_here"] = *o.signature->expected_here;
+    }
+    if (o.verdict) {
+      oj["pass"] = o.verdict->pass();
+      oj["vs_eager"] = o.vs_eager;
+      auto outs = nlohmann::ordered_json::array();
+      for (auto& v : o.verdict->outputs)
+        outs.push_back({{"output", v.output}, {"finding", name(v.finding)}, {"dtype", dtype_name(v.dtype)},
+                        {"max_abs_err", v.max_abs_err}, {"max_ulp", v.max_ulp}, {"rel_fro", v.rel_fro},
+                        {"err_over_bound", v.worst_ratio}, {"bound_at_worst", v.bound_at_worst}, {"detail", v.detail}});
+      oj["outputs"] = outs;
+    }
+    oracles.push_back(oj);
+  }
+  j["oracles"] = oracles;
+  auto lad = nlohmann::ordered_json::array();
+  for (auto& st : r.ladder) lad.push_back({{"backend", st.backend}, {"pass", st.pass}, {"what", st.what}});
+  j["ladder"] = lad;
+  j["golden"] = summary_json(r.golden);
+  return j;
+}
+
+}  // namespace flce

@@ -1,0 +1,63 @@
+// The differential loop for one case: golden (fp64, the judge), then the subject
+// eager and compiled, each judged; a compiled failure is walked down the backend
+// ladder to the first stage that breaks; errors become typed signatures.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bounds.hpp"
+#include "judge.hpp"
+#include "python_host.hpp"
+#include "signature.hpp"
+
+namespace flce {
+
+struct RunOptions {
+  std::string subject = "model";
+  std::string subject_path;
+  bool eager = true, compiled = true;
+  bool ladder = true;  // walk the backend ladder when compiled fails or diverges
+};
+
+// One oracle's outcome: ran and was judged, raised, or could not run here.
+struct OracleOutcome {
+  std::string oracle;       // eager | compiled | compiled[aot_eager] ...
+  std::string backend;      // for compiled
+  SubjectStatus status = SubjectStatus::ERROR;
+  std::optional<OracleVerdict> verdict;  // when status ok
+  std::optional<Signature> signature;    // when status error
+  std::string reason, phase;
+  std::vector<std::string> paths;
+  double wall_ms = 0;
+  double vs_eager = -1;  // compiled: max |compiled - eager| / bound (-1: not compared)
+  bool pass() const { return status == SubjectStatus::OK && verdict && verdict->pass(); }
+};
+
+struct LadderStep {
+  std::string backend;
+  bool pass = false;
+  std::string what;  // "ok", signature id, or the failing output
+};
+
+struct RunReport {
+  Case c;
+  std::string subject, subject_version;
+  Environment env;
+  Outputs golden;
+  std::vector<OracleOutcome> oracles;
+  std::vector<LadderStep> ladder;
+  std::string first_failing_stage;  // empty when nothing failed or the ladder did not run
+  // The one line that identifies what this case shows (for dedup, gating, repro):
+  // "pass", "unsupported", "<signature id>@<stage>", "judge:<oracle>:<output>:<finding>".
+  std::string outcome;
+  bool all_pass() const;
+  bool unsupported() const;
+};
+
+RunReport run_case(const Case& c, const RunOptions& opt);
+std::string report_table(const RunReport& r);
+nlohmann::ordered_json report_json(const RunReport& r);
+
+}  // namespace flce

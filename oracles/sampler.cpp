@@ -1,0 +1,71 @@
+#include "sampler.hpp"
+
+#include <random>
+
+namespace flce {
+
+Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + index);
+  auto u = [&](uint64_t n) { return rng() % n; };
+  auto coin = [&](int pct) { return static_cast<int>(u(100)) < pct; };
+  auto dim = [&](int64_t hi) {
+    // favour small and odd sizes, sometimes the edge of the range
+    switch (u(4)) {
+      case 0: return static_cast<int64_t>(1 + u(4));
+      case 1: return hi;
+      default: return static_cast<int64_t>(1 + u(static_cast<uint64_t>(hi)));
+    }
+  };
+  Case c;
+  c.seed = rng() % 1000000007ull;
+  c.device = sp.device;
+  c.BT = dim(sp.max_BT);
+  c.H = dim(sp.max_H);
+  c.V = dim(sp.max_V);
+  const DType dts[] = {DType::BF16, DType::F16, DType::F32};
+  c.input_dtype = sp.dtype.value_or(dts[u(3)]);
+  c.weight_dtype = coin(90) ? c.input_dtype : sp.dtype.value_or(dts[u(3)]);
+  if (coin(50)) c.accum_dtype = DType::F32;
+  if (sp.op_kinds && coin(20)) {
+    const Kind ks[] = {Kind::ADDMM, Kind::MM, Kind::BMM, Kind::BADDBMM};
+    Case o;
+    o.kind = ks[u(4)];
+    o.seed = c.seed;
+    o.device = c.device;
+    o.BT = c.BT; o.H = c.H; o.V = c.V;
+    o.input_dtype = o.weight_dtype = c.input_dtype;
+    o.accum_dtype = c.accum_dtype;
+    o.out_variant = coin(70);
+    o.batch = o.batched() ? static_cast<int64_t>(1 + u(3)) : 1;
+    o.requires_grad = {false, false, false};
+    return o;
+  }
+  c.bias = coin(30);
+  c.ce_weight = coin(30);
+  const double fr[] = {0.0, 0.0, 0.1, 0.5, 1.0};
+  c.ignore_fraction = fr[u(5)];
+  if (coin(30)) c.label_smoothing = coin(50) ? 0.1 : 0.5;
+  if (coin(25)) c.lse_square_scale = coin(50) ? 1e-4 : 0.05;
+  if (coin(25)) c.softcap = coin(50) ? 30.0 : 3.0;
+  c.reduction = static_cast<Reduction>(u(3));
+  if (coin(20)) c.grad_output = coin(50) ? 0.5 : -2.0;
+  c.token_grad = coin(80) ? TokenGrad::RANDOM : TokenGrad::ONES;
+  c.return_z_loss = coin(30);
+  c.return_token_accuracy = coin(30);
+  c.return_predicted_tokens = coin(30);
+  c.use_token_scaling = coin(15);
+  c.requires_grad.input = coin(90);
+  c.requires_grad.weight = coin(90);
+  c.requires_grad.bias = c.bias && coin(90);
+  if (!sp.dtype && coin(10) && c.input_dtype == DType::F32 && c.weight_dtype == DType::F32 && !c.bias)
+    c.autocast = coin(50) ? Autocast::BF16 : Autocast::F16;
+  const Regime rs[] = {Regime::NORMAL, Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS, Regime::SPECIAL_VALUES};
+  c.regime = rs[u(sp.special_values ? 5 : 4)];
+  if (sp.compile_options) {
+    if (coin(30)) c.compile.dynamic = coin(50);
+    c.compile.fullgraph = coin(20);
+  }
+  return c;
+}
+
+}  // namespace flce

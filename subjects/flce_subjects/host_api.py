@@ -1,0 +1,50 @@
+"""The functions the C++ host (oracles/python_host.cpp) calls; a thin, stable
+surface over runner.py so the host does not depend on the runner's internals."""
+import platform
+import sys
+
+from . import registry, runner
+
+
+def run(case, tensors, subject, mode, backend=None, subject_path=None):
+    return runner.run(case, tensors, subject, mode, backend, subject_path)
+
+
+def reset():
+    runner.reset()
+
+
+def builtin_subjects():
+    return sorted(registry.BUILTIN)
+
+
+def environment():
+    import torch
+
+    env = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "cuda": torch.version.cuda or "",
+        "gpu": "",
+        "capability": "",
+        "triton": "",
+        "liger": "",
+    }
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except Exception:  # triton is optional on CPU
+        pass
+    try:
+        from importlib.metadata import version
+
+        env["liger"] = version("liger-kernel")
+    except Exception:
+        pass
+    if torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name()
+        major, minor = torch.cuda.get_device_capability()
+        env["capability"] = f"{major}.{minor}"
+    return env

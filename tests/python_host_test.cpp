@@ -1,0 +1,163 @@
+// The differential loop end to end through the embedded interpreter (CPU here; the
+// CUDA variants skip with a reason and run on the GPU box via scripts/gpu_run.sh).
+#include <gtest/gtest.h>
+
+#include "oracles/differential.hpp"
+#include "oracles/sampler.hpp"
+
+using namespace flce;
+
+namespace {
+
+RunReport run(const Case& c, const std::string& subject, bool compiled = true) {
+  RunOptions o;
+  o.subject = subject;
+  o.compiled = compiled;
+  return run_case(c, o);
+}
+
+const OracleOutcome& oracle(const RunReport& r, const std::string& name) {
+  for (auto& o : r.oracles)
+    if (o.oracle == name) return o;
+  throw std::runtime_error("no oracle " + name);
+}
+
+Case small(DType d) {
+  Case c = example_case();
+  c.input_dtype = c.weight_dtype = d;
+  return c;
+}
+
+}  // namespace
+
+TEST(PythonHost, TensorsCrossWithoutCopiesOnCpu) {
+  auto p = PythonHost::instance().zero_copy_probe("cpu");
+  EXPECT_NE(p.cxx_in, 0u);
+  EXPECT_EQ(p.cxx_in, p.py_in) << "C++ -> Python must alias the same storage";
+  EXPECT_EQ(p.py_out, p.cxx_out) << "Python -> C++ must alias the same storage";
+}
+
+TEST(PythonHost, TensorsCrossWithoutCopiesOnCuda) {
+  if (!PythonHost::instance().cuda_available()) GTEST_SKIP() << "no CUDA device here: runs on the GPU box (scripts/gpu_run.sh)";
+  auto p = PythonHost::instance().zero_copy_probe("cuda");
+  EXPECT_EQ(p.cxx_in, p.py_in);
+  EXPECT_EQ(p.py_out, p.cxx_out);
+}
+
+TEST(PythonHost, VirtualEnvironmentAndRealExecutable) {
+  Environment e = PythonHost::instance().environment();
+  EXPECT_FALSE(e.torch.empty());
+  EXPECT_FALSE(e.python.empty());
+}
+
+TEST(Differential, ModelPassesEagerOnExample) {
+  RunReport r = run(small(DType::BF16), "model", false);
+  const auto& e = oracle(r, "eager");
+  ASSERT_EQ(e.status, SubjectStatus::OK) << report_table(r);
+  EXPECT_TRUE(e.verdict->pass()) << report_table(r);
+  EXPECT_GT(e.verdict->worst_ratio(), 0.0);
+}
+
+TEST(Differential, ModelCompiledOnCpuPassesWithAotEagerFp32) {
+  Case c = small(DType::F32);
+  c.accum_dtype.reset();
+  c.compile.backend = Backend::AOT_EAGER;
+  RunReport r = run(c, "model");
+  EXPECT_EQ(r.outcome, "pass") << report_table(r);
+}
+
+TEST(Differential, RawAddmmDtypeOutCompiledReproducesKnownSignatureAndStage) {
+  // The seed's op: addmm(C, A, B, out_dtype=fp32, out=C) with bf16 operands, compiled.
+  Case c;
+  c.kind = Kind::ADDMM;
+  c.BT = 8; c.H = 16; c.V = 32;
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  c.accum_dtype = DType::F32;
+  c.out_variant = true;
+  c.requires_grad = {false, false, false};
+  RunReport r = run(c, "aten-dtype-out");
+  const auto& comp = oracle(r, "compiled");
+  ASSERT_EQ(comp.status, SubjectStatus::ERROR) << report_table(r);
+  ASSERT_TRUE(comp.signature);
+  EXPECT_TRUE(comp.signature->known) << comp.signature->title;
+  const std::string tv = PythonHost::instance().torch_version();
+  if (version_in_range(tv, ">=2.13")) {
+    EXPECT_EQ(comp.signature->id, "tier2-lowering") << report_table(r);
+  } else {
+    EXPECT_EQ(comp.signature->id, "tier1-decomposition") << report_table(r);
+  }
+  EXPECT_FALSE(r.first_failing_stage.empty());
+}
+
+TEST(Differential, UnsupportedSubjectIsTypedNotAPass) {
+  RunReport r = run(small(DType::BF16), "liger", false);
+  if (PythonHost::instance().cuda_available()) GTEST_SKIP() << "CUDA present: liger is supported here";
+  EXPECT_TRUE(r.unsupported()) << report_table(r);
+  EXPECT_EQ(r.outcome, "unsupported");
+  EXPECT_FALSE(oracle(r, "eager").reason.empty());
+}
+
+TEST(Differential, PythonExceptionDoesNotTakeTheHostDown) {
+  RunReport r = run(small(DType::F32), "no_such_module_xyz:fn", false);
+  const auto& e = oracle(r, "eager");
+  EXPECT_EQ(e.status, SubjectStatus::ERROR);
+  ASSERT_TRUE(e.signature);
+  EXPECT_NE(e.signature->title.find("ModuleNotFoundError"), std::string::npos) << e.signature->title;
+  // and the host still works afterwards
+  EXPECT_EQ(run(small(DType::F32), "model", false).outcome, "pass");
+}
+
+struct Planted {
+  const char* subject;
+  const char* output;  // the output the verdict must name
+};
+
+class PlantedBug : public ::testing::TestWithParam<Planted> {};
+
+TEST_P(PlantedBug, CaughtAndNamed) {
+  auto p = GetParam();
+  Case c = example_case();
+  c.BT = 24; c.H = 16; c.V = 40;
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  c.accum_dtype = DType::F32;
+  c.label_smoothing = 0.1;
+  RunReport r = run(c, p.subject, false);
+  const auto& e = oracle(r, "eager");
+  ASSERT_EQ(e.status, SubjectStatus::OK) << report_table(r);
+  ASSERT_FALSE(e.verdict->pass()) << report_table(r);
+  bool named = false;
+  for (auto& v : e.verdict->outputs)
+    if (v.output == p.output && v.finding != Finding::OK) named = true;
+  EXPECT_TRUE(named) << report_table(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Subjects, PlantedBug,
+                         ::testing::Values(Planted{"model-bug-smoothing", "loss"},
+                                           Planted{"model-bug-bf16-accum", "grad_weight"},
+                                           Planted{"model-bug-drop-chunk", "grad_weight"}));
+
+class NoFalseFailures : public ::testing::TestWithParam<DType> {};
+
+TEST_P(NoFalseFailures, ModelEagerPassesOnRandomCases) {
+  SampleSpace sp;
+  sp.dtype = GetParam();
+  int judged = 0;
+  for (int k = 0; k < 100; ++k) {
+    Case c = sample_case(77, static_cast<uint64_t>(k), sp);
+    RunReport r = run(c, "model", false);
+    const auto& e = oracle(r, "eager");
+    if (e.status == SubjectStatus::UNSUPPORTED) continue;
+    ASSERT_EQ(e.status, SubjectStatus::OK) << to_json(c, -1) << "\n" << report_table(r);
+    EXPECT_TRUE(e.verdict->pass()) << to_json(c, -1) << "\n" << report_table(r);
+    ++judged;
+  }
+  EXPECT_GE(judged, 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, NoFalseFailures, ::testing::Values(DType::BF16, DType::F16, DType::F32),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
