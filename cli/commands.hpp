@@ -20,6 +20,7 @@ int& exit_code();
 void add_case_commands(CLI::App& app);
 void add_reference_command(CLI::App& app);
 void add_run_commands(CLI::App& app);   // run, calibrate, main (need the Python oracles)
+void add_replay_command(CLI::App& app);  // replay the pinned corpus (needs the Python oracles)
 void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
 
 }  // namespace flce::cli

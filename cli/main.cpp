@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add_reference_command(app);
 #ifdef FLCE_HAVE_PYTHON
   add_run_commands(app);
+  add_replay_command(app);
 #endif
 #ifdef FLCE_HAVE_CUDA
   add_cuda_commands(app);

@@ -21,6 +21,10 @@ DType logits_dtype(const Case& c) {
 namespace {
 
 // Half the smallest subnormal: the absolute error of rounding a tiny value into d.
+// Below fp32's smallest normal (the accumulation type) values carry no relative
+// precision; errors of this size are noise, not findings.
+constexpr double kFloor = 0x1p-125;
+
 double underflow(DType d) {
   const int p = dtype_mantissa_bits(d);
   const int emin = d == DType::F16 ? -14 : d == DType::F64 ? -1022 : -126;
@@ -50,7 +54,7 @@ Bounds op_bounds(const Case& c, const Inputs& in) {
         // fp32 accumulation of K products, one extra add for C, one rounding into out dtype.
         t.data[static_cast<size_t>((b * M + m) * N + n)] =
             gamma_prob(static_cast<double>(K + 1), ua) * (mag + std::fabs(cc)) + uo * std::fabs(val + cc) +
-            underflow(c.op_out_dtype()) + std::numeric_limits<float>::denorm_min();
+            underflow(c.op_out_dtype()) + kFloor;
       }
   Bounds bd;
   bd.elem["out"] = std::move(t);
@@ -110,8 +114,11 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       z[static_cast<size_t>(j)] = acc;
       cap[static_cast<size_t>(j)] = c.softcap ? *c.softcap * std::tanh(acc / *c.softcap) : acc;
       // logit error: fp32 dot of H terms, rounding into the logits dtype, fp32 softcap evaluation
+      // (softcap: the capped logit may be stored in the logits dtype again)
+      // (bias: x@W^T may be rounded before the bias add, and again after it)
       dz[static_cast<size_t>(j)] = gamma_prob(static_cast<double>(H + 1), ua) * mag + uc * std::fabs(acc) +
-                                   (c.softcap ? 4 * ua * std::fabs(cap[static_cast<size_t>(j)]) : 0.0);
+                                   (c.bias ? uc * std::fabs(acc - in.bias[static_cast<size_t>(j)]) : 0.0) +
+                                   (c.softcap ? uc * std::fabs(cap[static_cast<size_t>(j)]) : 0.0);
       m = std::max(m, cap[static_cast<size_t>(j)]);
     }
     double s = 0;
@@ -147,12 +154,15 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     const double zl = lsq * lse * lse;
     double dzl = 2 * lsq * std::fabs(lse) * d_lse;
     double val = l * l_norm + zl * z_norm;
-    // token scaling multiplies by p_t, whose relative error is dc_t + d_lse
-    const double d_logp_t = dz[static_cast<size_t>(t)] + d_lse;
-    double e_tok = scale * (dl * l_norm + dzl * z_norm) + (c.use_token_scaling ? d_logp_t * scale * std::fabs(val) : 0);
+    // token scaling multiplies by p_t (Liger: a softmax in the logits dtype): relative error
+    // dc_t + d_lse + u_c, and absolute underflow of the logits dtype.
+    const double d_scale = c.use_token_scaling ? scale * (dz[static_cast<size_t>(t)] + d_lse + uc) + underflow(logits_dtype(c)) : 0.0;
+    // the z term may reach the loss through its z_loss-dtype copy (one rounding)
+    dzl += dtype_eps(c.input_dtype) * std::fabs(zl);
+    double e_tok = scale * (dl * l_norm + dzl * z_norm) + d_scale * std::fabs(l * l_norm + zl * z_norm);
     loss_b[static_cast<size_t>(i)] = e_tok + 4 * ua * std::fabs(scale * val);
     loss_abs[static_cast<size_t>(i)] = std::fabs(scale * val);
-    z_b[static_cast<size_t>(i)] = scale * dzl * z_norm + (c.use_token_scaling ? d_logp_t * scale * std::fabs(zl * z_norm) : 0);
+    z_b[static_cast<size_t>(i)] = scale * dzl * z_norm + d_scale * std::fabs(zl * z_norm);
     z_abs[static_cast<size_t>(i)] = std::fabs(scale * zl * z_norm);
 
     if (!(want_gi || want_gw || want_gb)) continue;
@@ -164,13 +174,15 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
                  2 * lsq * lse * p * z_norm;
       double th = c.softcap ? std::tanh(z[static_cast<size_t>(j)] / *c.softcap) : 0;
       double chain = c.softcap ? 1 - th * th : 1.0;
+      const double g_unscaled = std::fabs(g) * up;  // before token scaling and the softcap chain rule
       g *= up * scale * chain;
       // |dp_j| <= p_j (dc_j + d_lse); z-loss's lse error; token scaling's p_t error;
-      // then rounding grad logits into the logits dtype.
+      // softcap: 1 - tanh^2 cancels near saturation (absolute error ~2u of tanh's dtype plus
+      // the logit error's effect); then rounding grad logits into the logits dtype.
       double dp = p * (dz[static_cast<size_t>(j)] + d_lse);
-      double e = up * scale * chain * (coef * dp + 2 * lsq * p * d_lse * z_norm) +
-                 (c.use_token_scaling ? d_logp_t * std::fabs(g) : 0) + uc * std::fabs(g) + underflow(logits_dtype(c)) +
-                 (c.softcap ? 4 * ua * std::fabs(g) + 2 * std::fabs(th) * dz[static_cast<size_t>(j)] / *c.softcap * std::fabs(g) : 0);
+      double d_chain = c.softcap ? 2 * uc + 2 * std::fabs(th) * chain * dz[static_cast<size_t>(j)] / *c.softcap : 0.0;
+      double e = up * scale * chain * (coef * dp + 2 * lsq * p * d_lse * z_norm) + d_scale * g_unscaled * chain +
+                 scale * g_unscaled * d_chain + uc * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
       G[static_cast<size_t>(j)] = g;
       E[static_cast<size_t>(j)] = e;
       if (want_gb) {
@@ -194,7 +206,7 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     }
   }
 
-  const double tiny = std::numeric_limits<float>::denorm_min();
+  const double tiny = kFloor;
   auto finish = [&](std::vector<double>& e, const std::vector<double>& mag, double n_red, double u_red, DType out) {
     for (size_t k = 0; k < e.size(); ++k)
       e[k] += gamma_prob(n_red, u_red) * mag[k] + dtype_eps(out) * mag[k] + underflow(out) + tiny;
@@ -241,6 +253,11 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     finish(gi_e, gi_m, static_cast<double>(V), ua, c.input_dtype);
     bd.elem["grad_input"] = Tensor64{{BT, H}, c.input_dtype, std::move(gi_e)};
   }
+  // grad_weight/grad_bias: an implementation may round each chunk's partial product into
+  // the logits dtype before accumulating (Liger's fallback: mm(...).float()), at most one
+  // rounding of u_c per partial sum, bounded by u_c times the magnitude.
+  for (size_t k = 0; k < gw_e.size(); ++k) gw_e[k] += uc * gw_m[k];
+  for (size_t k = 0; k < gb_e.size(); ++k) gb_e[k] += uc * gb_m[k];
   if (want_gw) {
     finish(gw_e, gw_m, static_cast<double>(BT), u_accw, c.weight_dtype);
     bd.elem["grad_weight"] = Tensor64{{V, H}, c.weight_dtype, std::move(gw_e)};

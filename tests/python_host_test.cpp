@@ -110,6 +110,7 @@ TEST(Differential, PythonExceptionDoesNotTakeTheHostDown) {
 struct Planted {
   const char* subject;
   const char* output;  // the output the verdict must name
+  int64_t BT, H, V;
 };
 
 class PlantedBug : public ::testing::TestWithParam<Planted> {};
@@ -117,7 +118,7 @@ class PlantedBug : public ::testing::TestWithParam<Planted> {};
 TEST_P(PlantedBug, CaughtAndNamed) {
   auto p = GetParam();
   Case c = example_case();
-  c.BT = 24; c.H = 16; c.V = 40;
+  c.BT = p.BT; c.H = p.H; c.V = p.V;
   c.input_dtype = c.weight_dtype = DType::BF16;
   c.accum_dtype = DType::F32;
   c.label_smoothing = 0.1;
@@ -132,9 +133,17 @@ TEST_P(PlantedBug, CaughtAndNamed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Subjects, PlantedBug,
-                         ::testing::Values(Planted{"model-bug-smoothing", "loss"},
-                                           Planted{"model-bug-bf16-accum", "grad_weight"},
-                                           Planted{"model-bug-drop-chunk", "grad_weight"}));
+                         ::testing::Values(Planted{"model-bug-smoothing", "loss", 24, 16, 40},
+                                           // a low-precision accumulator shows once there are many chunks
+                                           // (V/H = 256: Liger's heuristic gives chunks of 2 rows)
+                                           Planted{"model-bug-bf16-accum", "grad_weight", 512, 4, 1024},
+                                           Planted{"model-bug-drop-chunk", "grad_weight", 24, 16, 40}),
+                         [](const auto& info) {
+                           std::string n = info.param.subject;
+                           for (auto& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
 
 class NoFalseFailures : public ::testing::TestWithParam<DType> {};
 

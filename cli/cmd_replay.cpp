@@ -1,0 +1,88 @@
+// flce replay [corpus/expectations.json]: re-run the pinned corpus and compare each
+// outcome with the one expected on this torch and device: as-expected, fixed,
+// regressed, changed (one failure turned into another), or new (no expectation).
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "oracles/differential.hpp"
+
+namespace flce::cli {
+
+namespace {
+
+struct Pinned {
+  std::string file, subject, expected;  // expected empty: none for this environment
+  bool has_expectation = false;
+};
+
+std::string verdict_of(const Pinned& p, const std::string& got) {
+  if (!p.has_expectation) return "new";
+  if (got == p.expected) return "as-expected";
+  if (got == "pass") return "fixed";
+  if (p.expected == "pass") return "regressed";
+  return "changed";
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app) {
+  auto* r = app.add_subcommand("replay", "Replay the pinned corpus and report fixed / regressed / changed outcomes");
+  static std::string file = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json";
+  static std::string only;
+  static bool as_json = false;
+  r->add_option("expectations", file, "Expectations file (corpus/expectations.json)")->capture_default_str();
+  r->add_option("--only", only, "Replay only entries whose case path contains this text");
+  r->add_flag("--json", as_json, "JSON lines, one per case");
+  r->callback([] {
+    std::ifstream in(file);
+    if (!in) throw CaseError("expectations", "cannot read " + file);
+    nlohmann::json j = nlohmann::json::parse(in);
+    const std::string dir = file.substr(0, file.find_last_of('/') + 1);
+    PythonHost& host = PythonHost::instance();
+    const std::string tv = host.torch_version();
+    const bool cuda = host.cuda_available();
+    int bad = 0, n = 0;
+    std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
+    for (auto& e : j) {
+      Pinned p;
+      p.file = e.at("case").get<std::string>();
+      if (!only.empty() && p.file.find(only) == std::string::npos) continue;
+      p.subject = e.at("subject").get<std::string>();
+      std::string device = "cpu";
+      for (auto& x : e.at("expect")) {
+        std::string dev = x.value("device", "any");
+        if (version_in_range(tv, x.value("torch", "")) && (dev == "any" || dev == (cuda ? "cuda" : "cpu"))) {
+          p.expected = x.at("outcome").get<std::string>();
+          p.has_expectation = true;
+          break;
+        }
+      }
+      Case c = from_json_file(dir + p.file);
+      if (c.device == Device::CUDA && !cuda) {
+        std::printf("%-44s %-16s %-12s %s\n", p.file.c_str(), p.subject.c_str(), "skipped", "needs CUDA (runs on the GPU box)");
+        continue;
+      }
+      RunOptions opt;
+      opt.subject = p.subject;
+      RunReport rep = run_case(c, opt);
+      std::string v = verdict_of(p, rep.outcome);
+      ++n;
+      if (v == "regressed" || v == "changed") ++bad;
+      if (as_json) {
+        nlohmann::ordered_json o{{"case", p.file}, {"subject", p.subject}, {"verdict", v}, {"outcome", rep.outcome},
+                                 {"expected", p.expected}, {"torch", tv}};
+        std::printf("%s\n", o.dump().c_str());
+      } else {
+        std::printf("%-44s %-16s %-12s %s%s\n", p.file.c_str(), p.subject.c_str(), v.c_str(), rep.outcome.c_str(),
+                    v == "as-expected" ? "" : fmt::format(" (expected {})", p.has_expectation ? p.expected : "-").c_str());
+      }
+    }
+    std::printf("%d replayed, %d regressed or changed\n", n, bad);
+    exit_code() = bad ? kFinding : kOk;
+  });
+}
+
+}  // namespace flce::cli
