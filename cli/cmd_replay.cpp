@@ -28,15 +28,8 @@ std::string verdict_of(const Pinned& p, const std::string& got) {
 
 }  // namespace
 
-void add_replay_command(CLI::App& app) {
-  auto* r = app.add_subcommand("replay", "Replay the pinned corpus and report fixed / regressed / changed outcomes");
-  static std::string file = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json";
-  static std::string only;
-  static bool as_json = false;
-  r->add_option("expectations", file, "Expectations file (corpus/expectations.json)")->capture_default_str();
-  r->add_option("--only", only, "Replay only entries whose case path contains this text");
-  r->add_flag("--json", as_json, "JSON lines, one per case");
-  r->callback([] {
+int replay_corpus(const std::string& file, const std::string& only, bool as_json) {
+  {
     std::ifstream in(file);
     if (!in) throw CaseError("expectations", "cannot read " + file);
     nlohmann::json j = nlohmann::json::parse(in);
@@ -81,8 +74,19 @@ void add_replay_command(CLI::App& app) {
       }
     }
     std::printf("%d replayed, %d regressed or changed\n", n, bad);
-    exit_code() = bad ? kFinding : kOk;
-  });
+    return bad ? kFinding : kOk;
+  }
+}
+
+void add_replay_command(CLI::App& app) {
+  auto* r = app.add_subcommand("replay", "Replay the pinned corpus and report fixed / regressed / changed outcomes");
+  static std::string file = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json";
+  static std::string only;
+  static bool as_json = false;
+  r->add_option("expectations", file, "Expectations file (corpus/expectations.json)")->capture_default_str();
+  r->add_option("--only", only, "Replay only entries whose case path contains this text");
+  r->add_flag("--json", as_json, "JSON lines, one per case");
+  r->callback([] { exit_code() = replay_corpus(file, only, as_json); });
 }
 
 }  // namespace flce::cli

@@ -129,6 +129,37 @@ void add_run_commands(CLI::App& app) {
     });
   }
   {
+    auto* m = app.add_subcommand("main", "The default job: environment, golden reference and differential run of the "
+                                         "embedded example (Liger #1327's configuration), then the pinned-corpus replay");
+    m->callback([] {
+      PythonHost& host = PythonHost::instance();
+      std::printf("== environment\n%s\n", host.environment().to_json().c_str());
+      Case c = example_case();
+      std::printf("== example case (Liger #1327 seed: bf16 operands, fp32 accumulator, torch.compile/Inductor)\n%s\n",
+                  to_json(c, -1).c_str());
+      Inputs in = make_inputs(c);
+      std::printf("== fp64 golden reference\n%s", summary_table(golden(c, in)).c_str());
+      for (const char* subject : {"model", "aten-dtype-out"}) {
+        Case sc = c;
+        if (std::string(subject) == "aten-dtype-out") {
+          sc = Case{};
+          sc.kind = Kind::ADDMM;
+          sc.BT = c.BT; sc.H = c.H; sc.V = c.V;
+          sc.input_dtype = sc.weight_dtype = DType::BF16;
+          sc.accum_dtype = DType::F32;
+          sc.requires_grad = {false, false, false};
+          sc.seed = c.seed;
+        }
+        RunOptions opt;
+        opt.subject = subject;
+        std::printf("== flce run --subject %s\n%s", subject, report_table(run_case(sc, opt)).c_str());
+      }
+      std::printf("== flce replay (pinned corpus)\n");
+      std::fflush(stdout);
+      exit_code() = replay_corpus(std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json", "", false);
+    });
+  }
+  {
     auto* e = app.add_subcommand("env", "Print the environment fingerprint (torch, triton, CUDA, GPU, Python)");
     e->callback([] { std::printf("%s\n", PythonHost::instance().environment().to_json().c_str()); });
   }

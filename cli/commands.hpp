@@ -21,6 +21,7 @@ void add_case_commands(CLI::App& app);
 void add_reference_command(CLI::App& app);
 void add_run_commands(CLI::App& app);   // run, calibrate, main (need the Python oracles)
 void add_replay_command(CLI::App& app);  // replay the pinned corpus (needs the Python oracles)
+int replay_corpus(const std::string& expectations, const std::string& only, bool as_json);
 void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
 
 }  // namespace flce::cli

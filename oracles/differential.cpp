@@ -29,6 +29,12 @@ OracleOutcome outcome_of(const std::string& oracle, const std::string& backend, 
     if (eager) o.vs_eager = relative_disagreement(r.outputs, *eager, bounds, nullptr);
   } else if (r.status == SubjectStatus::ERROR) {
     o.signature = sigs.classify(r.chain, torch_version);
+    // Eager on a device with no kernel for the op cannot show anything about the
+    // subject: typed "unsupported here", with the reason, never a finding or a pass.
+    if (o.signature->id == "op-not-implemented-on-device" && backend.empty()) {
+      o.status = SubjectStatus::UNSUPPORTED;
+      o.reason = "no kernel here: " + o.signature->matched;
+    }
   }
   return o;
 }
