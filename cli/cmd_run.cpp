@@ -66,6 +66,9 @@ void add_run_commands(CLI::App& app) {
       opt.eager = !no_eager;
       opt.compiled = !no_compiled;
       opt.ladder = !no_ladder;
+#ifdef FLCE_HAVE_CUDA
+      if (c.device == Device::CUDA) opt.extra_oracles.push_back({"reference-cuda", cuda_reference_outputs});
+#endif
       RunReport rep = run_case(c, opt);
       if (as_json)
         std::printf("%s\n", report_json(rep).dump(2).c_str());

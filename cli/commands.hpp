@@ -2,6 +2,10 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
+
+#include "oracles/outputs.hpp"
+#include "oracles/case.hpp"
 
 namespace flce::cli {
 
@@ -23,5 +27,7 @@ void add_run_commands(CLI::App& app);   // run, calibrate, main (need the Python
 void add_replay_command(CLI::App& app);  // replay the pinned corpus (needs the Python oracles)
 int replay_corpus(const std::string& expectations, const std::string& only, bool as_json);
 void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
+// The CUDA reference as an oracle (nullopt without a device); defined when built with CUDA.
+std::optional<Outputs> cuda_reference_outputs(const Case& c);
 
 }  // namespace flce::cli

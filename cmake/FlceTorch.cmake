@@ -52,6 +52,11 @@ add_library(flce_python_host STATIC oracles/python_host.cpp)
 target_link_libraries(flce_python_host PRIVATE flce_torch ${FLCE_TORCH_PYTHON_LIB} Python3::Python nlohmann_json::nlohmann_json)
 target_include_directories(flce_python_host PUBLIC ${CMAKE_SOURCE_DIR})
 target_compile_options(flce_python_host PRIVATE ${FLCE_WARNINGS})
+# Keep the host's pybind11 state apart from torch._C's: the host needs none of torch's
+# bound types (tensors cross through THPVariable_Wrap/Unpack), and sharing the internals
+# with a torch built by the same compiler ABI broke C++ exception translation inside torch
+# (torch 2.11, g++ 13: "e_ptr INTERNAL ASSERT FAILED" for every error raised in an op).
+target_compile_definitions(flce_python_host PRIVATE PYBIND11_COMPILER_TYPE="_flce_embedded_host")
 add_library(flce_python STATIC oracles/differential.cpp)
 target_link_libraries(flce_python PUBLIC flce_core flce_python_host)
 target_compile_options(flce_python PRIVATE ${FLCE_WARNINGS})

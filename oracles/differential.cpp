@@ -113,6 +113,28 @@ RunReport run_case(const Case& c, const RunOptions& opt) {
       if (rep.first_failing_stage.empty()) rep.first_failing_stage = first_any;
     }
   }
+  for (auto& [oname, fn] : opt.extra_oracles) {
+    OracleOutcome o;
+    o.oracle = oname;
+    std::optional<Outputs> out;
+    try {
+      out = fn(c);
+    } catch (const std::exception& e) {
+      o.status = SubjectStatus::ERROR;
+      o.signature = sigs.classify({ErrorLink{"flce.OracleError", e.what(), {}}}, tv);
+      rep.oracles.push_back(o);
+      continue;
+    }
+    if (!out) {
+      o.status = SubjectStatus::UNSUPPORTED;
+      o.reason = oname + " cannot run here";
+    } else {
+      o.status = SubjectStatus::OK;
+      o.verdict = judge(oname, c, rep.golden, bounds, *out);
+      if (eager_out) o.vs_eager = relative_disagreement(*out, *eager_out, bounds, nullptr);
+    }
+    rep.oracles.push_back(o);
+  }
   // Outcome line: the first failing oracle decides (eager failures come first).
   rep.outcome = "pass";
   if (rep.unsupported()) {

@@ -2,6 +2,7 @@
 // eager and compiled, each judged; a compiled failure is walked down the backend
 // ladder to the first stage that breaks; errors become typed signatures.
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -19,6 +20,9 @@ struct RunOptions {
   std::string subject_path;
   bool eager = true, compiled = true;
   bool ladder = true;  // walk the backend ladder when compiled fails or diverges
+  // Further oracles judged next to eager/compiled (e.g. "reference-cuda"): name -> outputs,
+  // or nullopt when it cannot run here.
+  std::vector<std::pair<std::string, std::function<std::optional<Outputs>(const Case&)>>> extra_oracles;
 };
 
 // One oracle's outcome: ran and was judged, raised, or could not run here.

@@ -81,7 +81,7 @@ std::string str_or(const py::dict& d, const char* k, const std::string& dflt = "
 
 }  // namespace
 
-struct PythonHost::Impl {
+struct __attribute__((visibility("hidden"))) PythonHost::Impl {
   py::module_ runner;
 };
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Run HERE (the build host), before a GPU run: fills /.carry/ (git-ignored) with what the
+# GPU box lacks, so scripts/gpu_run.sh can build and test offline there.
+#   .carry/root/usr/...   RapidCheck, nlohmann-json, CLI11, fmt (+ libfmt.so.9) from Debian .debs
+#   .carry/libfuzzer/     libFuzzer runtime archives (clang 14)
+#   .carry/wheels/        liger-kernel==0.8.5 wheel (installed there with --no-deps)
+# Idempotent: each part is skipped when its stamp exists. Keep the whole under ~30 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CARRY=$ROOT/.carry
+log() { printf '[gpu_prepare] %s\n' "$*" >&2; }
+die() { printf '[gpu_prepare] FAILED: %s\n' "$*" >&2; exit 1; }
+mkdir -p "$CARRY"
+
+# 1. Header/CMake packages from Debian .debs, extracted without installing.
+DEBS=(librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9)
+if [[ ! -f $CARRY/root/.stamp ]]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  log "apt-get download ${DEBS[*]}"
+  (cd "$tmp" && apt-get download "${DEBS[@]}" >/dev/null 2>"$tmp/apt.err") ||
+    { cat "$tmp/apt.err" >&2; die "apt-get download (run apt-get update first?)"; }
+  rm -rf "$CARRY/root"
+  mkdir -p "$CARRY/root"
+  for d in "$tmp"/*.deb; do dpkg -x "$d" "$CARRY/root" || die "dpkg -x $d"; done
+  rm -rf "$CARRY/root/usr/share/doc"  # nlohmann's examples alone are megabytes
+  for f in usr/include/rapidcheck.h usr/include/nlohmann/json.hpp usr/include/CLI/CLI.hpp usr/include/fmt/format.h \
+           usr/lib/x86_64-linux-gnu/librapidcheck.a usr/lib/x86_64-linux-gnu/libfmt.so.9; do
+    [[ -e $CARRY/root/$f ]] || die "missing $f after extraction"
+  done
+  touch "$CARRY/root/.stamp"
+else
+  log "Debian packages: already extracted"
+fi
+
+# 2. libFuzzer runtime (the fuzz targets link libclang_rt.fuzzer_no_main).
+if [[ ! -f $CARRY/libfuzzer/.stamp ]]; then
+  mkdir -p "$CARRY/libfuzzer"
+  shopt -s nullglob
+  rts=(/usr/lib/llvm-14/lib/clang/14*/lib/linux/libclang_rt.fuzzer*-x86_64.a)
+  shopt -u nullglob
+  ((${#rts[@]})) || die "no /usr/lib/llvm-14/lib/clang/14*/lib/linux/libclang_rt.fuzzer*-x86_64.a (libclang-rt-14-dev)"
+  cp "${rts[@]}" "$CARRY/libfuzzer/"
+  touch "$CARRY/libfuzzer/.stamp"
+else
+  log "libFuzzer runtime: already copied"
+fi
+
+# 3. The liger-kernel wheel (pure Python), no dependencies.
+if ! compgen -G "$CARRY/wheels/liger_kernel-0.8.5-*.whl" >/dev/null; then
+  mkdir -p "$CARRY/wheels"
+  PIP=(python3 -m pip)
+  [[ -x $ROOT/.venv/bin/pip ]] && PIP=("$ROOT/.venv/bin/pip")
+  log "pip download liger-kernel==0.8.5"
+  "${PIP[@]}" download -q --disable-pip-version-check --no-deps liger-kernel==0.8.5 -d "$CARRY/wheels" ||
+    die "pip download liger-kernel==0.8.5"
+else
+  log "liger wheel: already downloaded"
+fi
+
+size_kib=$(du -sk "$CARRY" | cut -f1)
+log "ready: $CARRY ($((size_kib / 1024)) MiB)"
+((size_kib < 30 * 1024)) || log "WARNING: .carry is over 30 MiB"

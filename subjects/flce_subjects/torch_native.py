@@ -1,0 +1,68 @@
+"""`torch-native`: torch.nn.functional.linear_cross_entropy (torch >= 2.13).
+
+Mapping of the case onto its API (checked against torch 2.13's signature):
+  * label_smoothing == 0 -> the chunked path, options=LinearCrossEntropyOptions(acc_dtype=A)
+    with A = accum_dtype, or the input dtype when accum_dtype is none (Liger's "accumulate
+    in the parameter dtype"; torch's own default would pick fp32 on CPU);
+  * label_smoothing > 0 -> options=None, the reference path (linear + cross_entropy): the
+    chunked path does not implement smoothing and would fall back with a warning anyway;
+  * bias -> linear_bias, ce_weight -> weight, ignore_index/reduction as is.
+Not expressible (reported unsupported): z-loss, softcap, token scaling, token accuracy,
+predicted tokens, and ce_weight+label_smoothing with fp16/bf16 logits (the reference path
+requires the class weight in the logits dtype; the case's ce_weight is fp32).
+Semantics differ from Liger's on purpose: an all-ignored mean is NaN (case.semantics=torch).
+"""
+import torch
+
+from . import paths
+from .dtypes import of as dtype_of
+from .model import supports_flce_only
+
+_UNSUPPORTED_OPTIONS = (
+    ("return_z_loss", lambda v: v, "z-loss (return_z_loss)"),
+    ("lse_square_scale", lambda v: v, "z-loss (lse_square_scale)"),
+    ("softcap", lambda v: v is not None, "softcap"),
+    ("use_token_scaling", lambda v: v, "token scaling"),
+    ("return_token_accuracy", lambda v: v, "token accuracy"),
+    ("return_predicted_tokens", lambda v: v, "predicted tokens"),
+)
+
+
+def _api():
+    return getattr(torch.nn.functional, "linear_cross_entropy", None)
+
+
+def version():
+    return f"torch {torch.__version__} F.linear_cross_entropy"
+
+
+def supports(case):
+    reason = supports_flce_only(case)
+    if reason:
+        return reason
+    if _api() is None or not hasattr(torch.nn, "LinearCrossEntropyOptions"):
+        return f"this torch ({torch.__version__}) has no linear_cross_entropy"
+    for field, present, what in _UNSUPPORTED_OPTIONS:
+        if present(case.get(field)):
+            return f"option {what} not supported by torch-native"
+    low_logits = case.get("autocast", "none") != "none" or dtype_of(case["input_dtype"]) != torch.float32
+    if case.get("ce_weight") and case.get("label_smoothing", 0) > 0 and low_logits:
+        return "option label_smoothing+ce_weight not supported by torch-native with fp16/bf16 logits"
+    return None
+
+
+def flce(x, w, target, *, bias=None, ce_weight=None, ignore_index=-100, lse_square_scale=0.0,
+         label_smoothing=0.0, reduction="mean", softcap=None, return_z_loss=False, accum_dtype=None,
+         use_token_scaling=False, return_token_accuracy=False, return_predicted_tokens=False):
+    if return_z_loss or lse_square_scale or softcap is not None or use_token_scaling \
+            or return_token_accuracy or return_predicted_tokens:
+        raise NotImplementedError("torch-native: option not expressible (see supports())")
+    options = None
+    if label_smoothing == 0:
+        options = torch.nn.LinearCrossEntropyOptions(acc_dtype=accum_dtype or x.dtype)
+        paths.note("chunked")
+    else:
+        paths.note("reference")
+    loss = _api()(x, w, target, linear_bias=bias, weight=ce_weight, reduction=reduction,
+                  ignore_index=ignore_index, label_smoothing=label_smoothing, options=options)
+    return loss, None, None, None
