@@ -43,6 +43,16 @@ foreach(_d ${_flce_nvidia_libs})
   target_link_options(flce_torch INTERFACE "-Wl,-rpath-link,${_d}")
 endforeach()
 target_link_options(flce_torch INTERFACE "-Wl,--allow-shlib-undefined")
+# The host must share libstdc++ (shared) with libtorch: a toolchain that links libstdc++.a
+# statically (the GPU box's /opt/gcc g++) leaves a second C++ exception runtime in the
+# executable that interposes libtorch's, and every exception caught inside torch then
+# reads as null ("e_ptr INTERNAL ASSERT FAILED"). Refuse such a toolchain up front.
+execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so OUTPUT_VARIABLE _flce_libstdcxx
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT IS_ABSOLUTE "${_flce_libstdcxx}" OR NOT EXISTS "${_flce_libstdcxx}")
+  message(FATAL_ERROR "flce: ${CMAKE_CXX_COMPILER} has no shared libstdc++ (${_flce_libstdcxx}); the embedded "
+                      "Python host must share libtorch's C++ runtime. Use the system g++ (-DCMAKE_CXX_COMPILER=/usr/bin/g++).")
+endif()
 
 # python_host.cpp is the one TU with torch + pybind11 headers (torch ships its own fmt
 # headers, so this TU must not use Debian's fmt). differential.cpp sees only the

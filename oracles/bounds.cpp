@@ -51,9 +51,12 @@ Bounds op_bounds(const Case& c, const Inputs& in) {
           val += p;
         }
         double cc = c.has_accumulator() ? in.op_c[static_cast<size_t>((b * M + m) * N + n)] : 0.0;
-        // fp32 accumulation of K products, one extra add for C, one rounding into out dtype.
+        // fp32 accumulation of K products, one extra add for C, then one ulp of the output
+        // dtype (2u|out|): the contract rounds once (half an ulp), but library GEMMs may round
+        // the product before adding C; the GPU box measured up to one bf16 ulp from cuBLASLt.
         t.data[static_cast<size_t>((b * M + m) * N + n)] =
-            gamma_prob(static_cast<double>(K + 1), ua) * (mag + std::fabs(cc)) + uo * std::fabs(val + cc) +
+            gamma_prob(static_cast<double>(K + 1), ua) * (mag + std::fabs(cc)) + 2 * uo * std::fabs(val + cc) +
+            (c.op_out_dtype() == DType::F32 ? 0.0 : uo * mag) +  // product rounded to a bf16/fp16 out before + C
             underflow(c.op_out_dtype()) + kFloor;
       }
   Bounds bd;
@@ -125,7 +128,8 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     int64_t amax = 0;
     for (int64_t j = 0; j < V; ++j) {
       s += std::exp(cap[static_cast<size_t>(j)] - m);
-      if (cap[static_cast<size_t>(j)] > cap[static_cast<size_t>(amax)]) amax = j;
+      // argmax as the golden takes it: first maximum, NaN never wins
+      if (cap[static_cast<size_t>(j)] > cap[static_cast<size_t>(amax)] || std::isnan(cap[static_cast<size_t>(amax)])) amax = j;
     }
     const double lse = m + std::log(s);
     // lse is a p-weighted mean of the logits: its error is the p-weighted logit error,

@@ -81,7 +81,7 @@ std::string normalize_message(const std::string& msg) {
 std::string innermost_torch_frame(const ErrorChain& chain) {
   for (auto link = chain.rbegin(); link != chain.rend(); ++link)
     for (auto f = link->frames.rbegin(); f != link->frames.rend(); ++f) {
-      auto pos = f->find("/torch/");
+      auto pos = f->rfind("/torch/");
       if (pos == std::string::npos) continue;
       // drop the line number: "torch/_decomp/decompositions.py:1234:addmm" -> "...py:addmm"
       std::string rel = f->substr(pos + 1);

@@ -57,11 +57,17 @@ else
 fi
 
 TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>>"$OUT/setup.log")
+# The box's default /opt/gcc g++ links libstdc++ statically; the embedded Python host must
+# share libtorch's shared libstdc++ (see cmake/FlceTorch.cmake), so prefer the system g++.
+CXX_FLAGS=()
+if [[ -x /usr/bin/g++ ]]; then
+  CXX_FLAGS=(-DCMAKE_CXX_COMPILER=/usr/bin/g++ -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++)
+fi
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 if cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      -DFLCE_PYTHON="$(command -v python3)" \
      -DCMAKE_PREFIX_PATH="$CARRY/root/usr;$TORCH_PREFIX" \
-     -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 -DFLCE_CUDA_ARCHITECTURES=90 \
+     "${CXX_FLAGS[@]}" -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 -DFLCE_CUDA_ARCHITECTURES=90 \
      -DFLCE_FUZZER_RUNTIME_DIR="$CARRY/libfuzzer" >>"$OUT/setup.log" 2>&1; then
   record configure ok "torch cmake: $TORCH_PREFIX"
 else
