@@ -25,6 +25,10 @@ void add_case_commands(CLI::App& app);
 void add_reference_command(CLI::App& app);
 void add_run_commands(CLI::App& app);   // run, calibrate, main (need the Python oracles)
 void add_replay_command(CLI::App& app);  // replay the pinned corpus (needs the Python oracles)
+void add_campaign_commands(CLI::App& app);  // campaign, worker (issue: nightly campaigns)
+void add_repro_commands(CLI::App& app);     // repro, minimize
+void add_gate_commands(CLI::App& app);      // gate
+void add_matrix_commands(CLI::App& app);    // matrix
 int replay_corpus(const std::string& expectations, const std::string& only, bool as_json);
 void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
 // The CUDA reference as an oracle (nullopt without a device); defined when built with CUDA.

@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
 #ifdef FLCE_HAVE_PYTHON
   add_run_commands(app);
   add_replay_command(app);
+  add_campaign_commands(app);
+  add_repro_commands(app);
+  add_gate_commands(app);
+  add_matrix_commands(app);
 #endif
 #ifdef FLCE_HAVE_CUDA
   add_cuda_commands(app);
