@@ -156,7 +156,8 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       dl += eps * cw(j) * (d_lse + dz[static_cast<size_t>(j)]);
     }
     const double zl = lsq * lse * lse;
-    double dzl = 2 * lsq * std::fabs(lse) * d_lse;
+    // z-loss: lse may also be carried in the logits dtype before squaring
+    double dzl = 2 * lsq * std::fabs(lse) * (d_lse + uc * std::fabs(lse));
     double val = l * l_norm + zl * z_norm;
     // token scaling multiplies by p_t (Liger: a softmax in the logits dtype): relative error
     // dc_t + d_lse + u_c, and absolute underflow of the logits dtype.
