@@ -1,8 +1,71 @@
-// flce campaign (placeholder registration; implemented in this file).
+// flce campaign: the nightly job (time-boxed, resumable, isolated exploration of one
+// subject); flce worker: the hidden verb its worker processes run.
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <thread>
+
 #include "cli/commands.hpp"
+#include "oracles/campaign.hpp"
 
 namespace flce::cli {
 
-void add_campaign_commands(CLI::App& app) { (void)app; }
+namespace {
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot resolve /proc/self/exe");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void add_campaign_commands(CLI::App& app) {
+  {
+    auto* c = app.add_subcommand("campaign", "Time-boxed, resumable exploration of one subject in isolated workers; "
+                                             "findings deduplicated by outcome signature under --out");
+    static CampaignOptions o;
+    // One worker per two cores: each worker's compiles run threads of their own.
+    o.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+    c->add_option("--minutes", o.minutes, "Time budget of the campaign (summed over resumed runs)")->required();
+    c->add_option("--max-cases", o.max_cases, "Stop after this many cases in all (summed over resumed runs)");
+    c->add_option("--out", o.out, "Campaign directory: state, findings, reports (rerun to resume)")->required();
+    c->add_option("--corpus", o.corpus, "Directory of case JSON files, run before the sampled cases");
+    c->add_option("--subject", o.subject, "Subject: built-in name or package.module:callable")->required();
+    c->add_option("--subject-path", o.subject_path, "Directory put first on sys.path in the workers");
+    c->add_option("--workers", o.workers, "Worker processes")->capture_default_str();
+    c->add_option("--seed", o.seed, "Sampler seed (case k of seed s is always the same case)")->capture_default_str();
+    c->add_option("--case-timeout", o.case_timeout_s, "Seconds one case may take before its worker is killed")
+        ->capture_default_str();
+    c->add_option("--worker-mem-gib", o.worker_mem_gib, "Memory limit (RLIMIT_DATA) per worker; 0: none")
+        ->capture_default_str();
+    c->add_flag("--quiet", o.quiet, "No progress line and no per-finding lines (the summary is still printed)");
+    c->callback([] {
+      o.flce_exe = self_exe();
+      try {
+        CampaignResult r = run_campaign(o);
+        exit_code() = r.findings ? kFinding : kOk;
+      } catch (const CampaignInputError& e) {
+        std::fprintf(stderr, "flce campaign: %s\n", e.what());
+        exit_code() = kBadInput;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "flce campaign: internal error: %s\n", e.what());
+        exit_code() = kInternal;
+      }
+    });
+  }
+  {
+    // Not for people: the campaign talks to it over stdin/stdout (oracles/campaign_worker.cpp).
+    auto* w = app.add_subcommand("worker", "")->group("");
+    static CampaignWorkerOptions o;
+    w->add_option("--subject", o.subject)->required();
+    w->add_option("--subject-path", o.subject_path);
+    w->add_option("--mem-gib", o.mem_gib);
+    w->callback([] { exit_code() = serve_worker(o); });
+  }
+}
 
 }  // namespace flce::cli

@@ -1,8 +1,102 @@
-// flce gate (placeholder registration; implemented in this file).
+// flce gate --base SPEC --candidate SPEC: the pre-merge check (Markdown for the PR comment,
+// JSON, JUnit XML); exit 1 on any regression.
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
 #include "cli/commands.hpp"
+#include "oracles/gate.hpp"
 
 namespace flce::cli {
 
-void add_gate_commands(CLI::App& app) { (void)app; }
+namespace {
+
+void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream o(p);
+  o << text;
+  if (!o) throw std::runtime_error("cannot write " + p.string());
+}
+
+}  // namespace
+
+void add_gate_commands(CLI::App& app) {
+  auto* g = app.add_subcommand(
+      "gate", "Diff a candidate subject against a base on the pinned corpus and sampled cases; exit 1 on regressions");
+  static std::string base, candidate, corpus = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json", out;
+  static int sample = 10;
+  static uint64_t seed = 1;
+  static double fuzz_minutes = 0, timeout_s = 600;
+  static bool no_corpus = false, vary_compile = false, quiet = false;
+  g->add_option("--base", base, "SPEC: subject=NAME[,path=SRC_TREE][,python=VENV/bin/python][,git=CHECKOUT@REF]")
+      ->required();
+  g->add_option("--candidate", candidate, "SPEC of the candidate (same keys)")->required();
+  g->add_option("--corpus", corpus, "Pinned cases (expectations.json); subjects replaced by the specs'")
+      ->capture_default_str();
+  g->add_flag("--no-corpus", no_corpus, "Skip the pinned cases");
+  g->add_option("--sample", sample, "Random cases (fixed seed)")->capture_default_str();
+  g->add_option("--seed", seed, "Sampler seed")->capture_default_str();
+  g->add_option("--fuzz-minutes", fuzz_minutes, "After the sample, keep sampling for this many minutes");
+  g->add_flag("--vary-compile", vary_compile, "Sampled cases also vary dynamic/fullgraph (more compiles)");
+  g->add_option("--timeout", timeout_s, "Seconds per subject call before its worker is killed")->capture_default_str();
+  g->add_option("--out", out, "Directory for gate.md, gate.json, gate.xml (JUnit) and cases/ of regressed and fixed cases");
+  g->add_flag("-q,--quiet", quiet, "No per-case progress on stderr");
+  g->callback([] {
+    GateOptions opt;
+    try {
+      opt.base = parse_gate_spec(base);
+      opt.candidate = parse_gate_spec(candidate);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "flce gate: bad SPEC: %s\n", e.what());
+      exit_code() = kBadInput;
+      return;
+    }
+    if (sample < 0 || fuzz_minutes < 0) {
+      std::fprintf(stderr, "flce gate: --sample and --fuzz-minutes must be >= 0\n");
+      exit_code() = kBadInput;
+      return;
+    }
+    opt.corpus = no_corpus ? "" : corpus;
+    opt.sample = sample;
+    opt.seed = seed;
+    opt.fuzz_minutes = fuzz_minutes;
+    opt.vary_compile = vary_compile;
+    opt.timeout_s = timeout_s;
+    int n = 0;
+    if (!quiet) opt.progress = [&n](const std::string& line) { std::fprintf(stderr, "[gate %d] %s\n", ++n, line.c_str()); };
+    GateReport rep;
+    try {
+      rep = run_gate(opt);
+    } catch (const GateSetupError& e) {
+      std::fprintf(stderr, "flce gate: %s\n", e.what());
+      exit_code() = kBadInput;
+      return;
+    }
+    const std::string md = gate_markdown(rep);
+    std::printf("%s", md.c_str());
+    if (!out.empty()) {
+      namespace fs = std::filesystem;
+      fs::create_directories(fs::path(out) / "cases");
+      write_text(fs::path(out) / "gate.md", md);
+      write_text(fs::path(out) / "gate.json", gate_json(rep).dump(2) + "\n");
+      write_text(fs::path(out) / "gate.xml", gate_junit(rep));
+      // Each regressed or fixed case as a file `flce run` takes.
+      for (auto& row : rep.rows)
+        if (is_regression(row.verdict) || row.verdict == GateVerdict::FIXED) {
+          std::string fname = row.gc.id;
+          for (char& ch : fname)
+            if (ch == '/') ch = '-';
+          if (fname.size() < 5 || fname.substr(fname.size() - 5) != ".json") fname += ".json";
+          write_text(fs::path(out) / "cases" / fname, to_json(row.gc.c) + "\n");
+        }
+    }
+    if (rep.judged() == 0) {
+      std::fprintf(stderr, "flce gate: no case could be judged (every case skipped or unsupported)\n");
+      exit_code() = kUnsupported;
+      return;
+    }
+    exit_code() = rep.regressions() ? kFinding : kOk;
+  });
+}
 
 }  // namespace flce::cli

@@ -1,8 +1,220 @@
-// flce repro (placeholder registration; implemented in this file).
+// flce repro | minimize: re-run a finding and say whether it reproduces, write it as a
+// standalone Python script, and shrink it (optionally pinning it into the corpus).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
 #include "cli/commands.hpp"
+#include "oracles/differential.hpp"
+#include "oracles/emit_python.hpp"
+#include "oracles/minimize.hpp"
+#include "oracles/repro.hpp"
 
 namespace flce::cli {
 
-void add_repro_commands(CLI::App& app) { (void)app; }
+namespace {
+
+// Built-ins the emitted script knows by name (flce_subjects/registry.py's BUILTIN); other
+// names are checked against the runner, which costs starting the interpreter.
+constexpr const char* kScriptSubjects[] = {"model", "model-bug-smoothing", "model-bug-bf16-accum", "model-bug-drop-chunk",
+                                           "model-dtype-out", "liger", "torch-native", "aten-dtype-out", "segfault", "hang"};
+
+std::string base_subject(std::string s) {
+  const std::string suffix = "+workaround";
+  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+    s.resize(s.size() - suffix.size());
+  return s;
+}
+
+// A built-in name or a plug-in "package.module:callable"; prints why not and returns false.
+bool check_subject(const std::string& full, const char* verb, bool host_ok) {
+  const std::string s = base_subject(full);
+  if (s.find(':') != std::string::npos) return true;
+  if (std::find(std::begin(kScriptSubjects), std::end(kScriptSubjects), s) != std::end(kScriptSubjects)) return true;
+  if (host_ok) {
+    auto builtins = PythonHost::instance().builtin_subjects();
+    if (std::find(builtins.begin(), builtins.end(), s) != builtins.end()) return true;
+  }
+  std::fprintf(stderr, "flce %s: unknown subject '%s': use a built-in or a plug-in 'package.module:callable'\n", verb,
+               s.c_str());
+  exit_code() = kBadInput;
+  return false;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+RunOptions run_options(const std::string& subject, const std::string& subject_path) {
+  RunOptions opt;
+  opt.subject = subject;
+  opt.subject_path = subject_path;
+  return opt;
+}
+
+std::string describe(const std::vector<ExpectedOutcome>& v) {
+  std::string s;
+  for (auto& e : v)
+    s += fmt::format("{}{} (torch {}, device {})", s.empty() ? "" : "; ", e.outcome, e.torch.empty() ? "any" : e.torch,
+                     e.device);
+  return s;
+}
+
+struct ReproArgs {
+  std::string file, subject = "model", subject_path, expect, out;
+  bool emit = false, dump = false, quiet = false;
+};
+
+void repro(const ReproArgs& a) {
+  Case c = from_json_file(a.file);
+  if (a.dump) {  // no subject involved: the inputs flce generates for this case
+    std::printf("%s", input_dump(c).c_str());
+    return;
+  }
+  if (!check_subject(a.subject, "repro", !a.emit)) return;
+  std::string from = "--expect";
+  std::vector<ExpectedOutcome> expect;
+  if (!a.expect.empty()) expect = {{"", "any", a.expect}};
+  else expect = find_expectations(a.file, a.subject, &from);
+
+  if (a.emit) {
+    if (expect.empty()) {  // learn what this finding is here, so the script checks that exact outcome
+      RunReport rep = run_case(c, run_options(a.subject, a.subject_path));
+      if (rep.outcome != "pass" && rep.outcome != "unsupported") expect = {{"", "any", rep.outcome}};
+      std::fprintf(stderr, "flce repro: no expectation found; outcome here: %s%s\n", rep.outcome.c_str(),
+                   expect.empty() ? " (the script will accept any failure)" : "");
+    } else {
+      std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", describe(expect).c_str(), from.c_str());
+    }
+    EmitSpec spec{c, a.subject, a.subject_path, a.file, expect,
+                  read_file(std::string(FLCE_SOURCE_DIR) + "/oracles/signatures.json")};
+    std::string script = emit_python(spec);
+    if (a.out.empty()) {
+      std::fwrite(script.data(), 1, script.size(), stdout);
+    } else {
+      std::ofstream(a.out, std::ios::binary) << script;
+      std::fprintf(stderr, "flce repro: wrote %s\n", a.out.c_str());
+    }
+    return;
+  }
+
+  PythonHost& host = PythonHost::instance();
+  const std::string expected = expected_here(expect, host.torch_version(), host.cuda_available());
+  if (expect.empty())
+    std::fprintf(stderr, "flce repro: no expectation (--expect, report.json, expectation file, corpus entry): "
+                         "any failure reproduces\n");
+  else if (expected.empty())
+    std::fprintf(stderr, "flce repro: %s lists no outcome for torch %s here; any failure reproduces\n", from.c_str(),
+                 host.torch_version().c_str());
+  else
+    std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", expected.c_str(), from.c_str());
+  RunReport rep = run_case(c, run_options(a.subject, a.subject_path));
+  if (!a.quiet) std::printf("%s", report_table(rep).c_str());
+  if (rep.outcome == "unsupported" && expected != "unsupported") {
+    std::printf("NOT REPRODUCED: got unsupported (the subject cannot run this case here), expected %s\n",
+                expected.empty() ? "a failure" : expected.c_str());
+    exit_code() = kUnsupported;
+  } else if (reproduces(rep.outcome, expected)) {
+    std::printf("REPRODUCED: %s\n", rep.outcome.c_str());
+    exit_code() = kOk;
+  } else {
+    std::printf("NOT REPRODUCED: got %s, expected %s\n", rep.outcome.c_str(),
+                expected.empty() ? "a failure" : expected.c_str());
+    exit_code() = kFinding;
+  }
+}
+
+struct MinimizeArgs {
+  std::string file, subject = "model", subject_path, out, pin, corpus = std::string(FLCE_SOURCE_DIR) + "/corpus";
+  double budget_s = 60;
+  bool verbose = false;
+};
+
+void minimize_verb(const MinimizeArgs& a) {
+  Case c = from_json_file(a.file);
+  if (!check_subject(a.subject, "minimize", true)) return;
+  PythonHost& host = PythonHost::instance();
+  const RunOptions opt = run_options(a.subject, a.subject_path);
+  MinimizeOptions mo;
+  mo.budget_s = a.budget_s;
+  // Each candidate runs on a fresh Dynamo state, so its outcome is what `flce run` would see.
+  mo.outcome = [&](const Case& k) {
+    host.reset();
+    return run_case(k, opt).outcome;
+  };
+  mo.log = [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  if (a.verbose) mo.trace = mo.log;
+  const CaseSize before = case_size(c);
+  std::printf("minimizing %s with subject %s (budget %.0f s)\n", a.file.c_str(), a.subject.c_str(), a.budget_s);
+  std::fflush(stdout);
+  MinimizeResult r = minimize(c, mo);
+  const CaseSize after = case_size(r.minimized);
+  std::printf("outcome kept: %s\n", r.outcome.c_str());
+  std::printf("minimized in %.1f s, %d runs, %d accepted steps (%s)\n", r.seconds, r.runs, r.accepted,
+              r.fixed_point ? "fixed point" : "budget reached");
+  std::printf("size: %lld -> %lld input elements, %d -> %d non-default fields\n", (long long)before.elements,
+              (long long)after.elements, before.non_default, after.non_default);
+  std::printf("%s\n", to_json(r.minimized).c_str());
+  if (!a.out.empty()) {
+    std::ofstream(a.out, std::ios::binary) << to_json(r.minimized) << "\n";
+    std::printf("wrote %s\n", a.out.c_str());
+  }
+  if (!a.pin.empty()) {
+    PinEntry e;
+    e.name = a.pin;
+    e.subject = a.subject;
+    e.note = fmt::format("minimized by flce minimize from {} ({} runs)", std::filesystem::path(a.file).filename().string(),
+                         r.runs);
+    e.expect = {torch_minor_range(host.torch_version()), host.cuda_available() ? "cuda" : "cpu", r.outcome};
+    std::printf("pinned: %s (expectation appended to %s/expectations.json)\n", pin_case(a.corpus, r.minimized, e).c_str(),
+                a.corpus.c_str());
+  }
+  exit_code() = kOk;
+}
+
+}  // namespace
+
+void add_repro_commands(CLI::App& app) {
+  {
+    auto* r = app.add_subcommand("repro", "Re-run a case and say whether its finding reproduces (or write a Python reproducer)");
+    static ReproArgs a;
+    r->add_option("case", a.file, "Case JSON file")->required();
+    r->add_option("--subject", a.subject, "Subject: built-in name or package.module:callable")->capture_default_str();
+    r->add_option("--subject-path", a.subject_path, "Directory put first on sys.path (e.g. a Liger checkout's src/)");
+    r->add_option("--expect", a.expect,
+                  "Expected outcome line (default: sibling report.json / expectation file, the corpus entry, "
+                  "else any failure)");
+    r->add_flag("--emit-python", a.emit, "Write a standalone Python reproducer to stdout (needs torch, not flce)");
+    r->add_option("-o,--out", a.out, "With --emit-python: write the script to this file");
+    r->add_flag("--dump-inputs", a.dump, "Print the generated inputs' bits (what the script's --dump-inputs writes)");
+    r->add_flag("-q,--quiet", a.quiet, "Print only the verdict line");
+    r->callback([] { repro(a); });
+  }
+  {
+    auto* m = app.add_subcommand("minimize", "Shrink a failing case while its outcome stays exactly the same");
+    static MinimizeArgs a;
+    m->add_option("case", a.file, "Case JSON file")->required();
+    m->add_option("--subject", a.subject, "Subject: built-in name or package.module:callable")->capture_default_str();
+    m->add_option("--subject-path", a.subject_path, "Directory put first on sys.path");
+    m->add_option("--budget-s", a.budget_s, "Stop after this many seconds (a run is never started past it)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    m->add_option("--out", a.out, "Write the minimized case here");
+    m->add_flag("-v,--verbose", a.verbose, "Print every run (candidate, time, outcome), not only the kept steps");
+    m->add_option("--pin", a.pin, "Pin it: write <corpus>/cases/NAME.json and append its expectation");
+    m->add_option("--corpus", a.corpus, "Corpus directory for --pin")->capture_default_str();
+    m->callback([] { minimize_verb(a); });
+  }
+}
 
 }  // namespace flce::cli

@@ -1,2 +1,495 @@
-// Library code for `flce campaign` (torch-free; links with the Python host through python_host.hpp).
-namespace flce {}
+// The campaign parent: dispatches cases to worker processes, enforces the per-case
+// timeout, turns worker deaths into findings, and commits state after every case.
+#include "campaign.hpp"
+
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "campaign_report.hpp"
+#include "campaign_state.hpp"
+#include "case.hpp"
+#include "sampler.hpp"
+#include "worker_process.hpp"
+
+namespace flce {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop_signal(int) { g_stop = 1; }
+
+constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
+constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, not a case
+
+struct Ticket {
+  std::string key, case_json;
+  std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index
+};
+
+struct Slot {
+  enum State { STARTING, IDLE, BUSY } st = STARTING;
+  std::unique_ptr<WorkerProcess> proc = std::make_unique<WorkerProcess>();
+  Ticket t;
+  std::string stage;
+  Clock::time_point since;
+  std::string log;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
+
+uint32_t short_hash(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h;
+}
+
+class Campaign {
+ public:
+  explicit Campaign(const CampaignOptions& o) : o_(o), dir_(o.out) {}
+  CampaignResult run();
+
+ private:
+  void open_dir();
+  void load_state();
+  void load_corpus();
+  std::optional<Ticket> next_ticket();
+  void spawn(Slot& s);
+  void dispatch(Slot& s, Ticket t);
+  void handle_line(Slot& s, const std::string& line);
+  void worker_ended(Slot& s, const std::string& how);
+  void record(const Ticket& t, const std::string& outcome, const nlohmann::json& report, const std::string& detail,
+              bool cuda_poisoned, const std::string& worker_log);
+  void new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report, const std::string& worker_log);
+  void write_finding_json(const Finding& f);
+  void save_state();
+  double elapsed() const { return elapsed_before_ + std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  bool budget_left() const {
+    return elapsed() < o_.minutes * 60 && (o_.max_cases < 0 || st_.cases_done + in_flight() < o_.max_cases);
+  }
+  int64_t in_flight() const {
+    return std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.st == Slot::BUSY; });
+  }
+  void progress(bool force);
+
+  CampaignOptions o_;
+  fs::path dir_;
+  int lock_fd_ = -1;
+  CampaignState st_;
+  std::vector<Ticket> corpus_;
+  std::set<std::string> dispatched_;  // corpus keys handed out this run
+  uint64_t cursor_ = 0;               // next sample index to hand out
+  std::vector<Slot> slots_;
+  Clock::time_point t0_ = Clock::now(), last_progress_{};
+  double elapsed_before_ = 0;
+  int64_t cases_this_run_ = 0;
+  int startup_failures_ = 0;
+  std::string last_finding_;
+  bool tty_ = false;
+};
+
+void Campaign::open_dir() {
+  std::error_code ec;
+  fs::create_directories(dir_ / "findings", ec);
+  fs::create_directories(dir_ / "workers", ec);
+  if (ec) throw CampaignInputError(fmt::format("cannot create {}: {}", dir_.string(), ec.message()));
+  lock_fd_ = ::open((dir_ / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    throw CampaignInputError(fmt::format("{} is in use by another campaign (lock held)", dir_.string()));
+}
+
+void Campaign::load_state() {
+  const fs::path sp = dir_ / "state.json";
+  if (fs::exists(sp)) {
+    try {
+      st_ = CampaignState::from_json(nlohmann::json::parse(read_file(sp)));
+    } catch (const std::exception& e) {
+      throw CampaignInputError(fmt::format("{}: not a campaign state ({})", sp.string(), e.what()));
+    }
+    if (st_.subject != o_.subject || st_.subject_path != o_.subject_path)
+      throw CampaignInputError(fmt::format("{} holds a campaign of subject '{}' (path '{}'); use another --out",
+                                           dir_.string(), st_.subject, st_.subject_path));
+  } else {
+    st_.subject = o_.subject;
+    st_.subject_path = o_.subject_path;
+  }
+  // A finding directory is renamed into place before state.json names it; one the state
+  // does not know is from a run killed in between: adopt it, so no finding is lost.
+  for (auto& e : fs::directory_iterator(dir_ / "findings")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".tmp-", 0) == 0) {
+      fs::remove_all(e.path());
+      continue;
+    }
+    if (!fs::exists(e.path() / "finding.json") || !fs::exists(e.path() / "case.json")) continue;
+    auto fj = nlohmann::json::parse(read_file(e.path() / "finding.json"), nullptr, false);
+    if (fj.is_discarded() || st_.finding(fj.value("signature", ""))) continue;
+    Finding f;
+    f.id = name;
+    f.signature = fj.at("signature");
+    f.first_case = fj.value("first_case", "");
+    f.first_seen = f.last_seen = fj.value("first_seen", "");
+    f.first_seen_s = fj.value("first_seen_s", 0.0);
+    f.count = 1;
+    f.detail = fj.value("detail", "");
+    st_.findings.push_back(f);
+    if (!st_.first_finding_s || f.first_seen_s < *st_.first_finding_s) st_.first_finding_s = f.first_seen_s;
+  }
+  // Journal lines past the last commit belong to cases that will run again.
+  const fs::path journal = dir_ / "cases.jsonl";
+  if (fs::exists(journal) && fs::file_size(journal) > st_.journal_bytes) fs::resize_file(journal, st_.journal_bytes);
+  elapsed_before_ = st_.elapsed_s;
+  cursor_ = st_.seeds[o_.seed].next;
+}
+
+void Campaign::load_corpus() {
+  if (o_.corpus.empty()) return;
+  if (!fs::is_directory(o_.corpus)) throw CampaignInputError(fmt::format("--corpus {}: not a directory", o_.corpus));
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(o_.corpus))
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (auto& p : files) {
+    Case c;
+    try {
+      c = from_json_file(p.string());
+    } catch (const std::exception& e) {
+      throw CampaignInputError(fmt::format("corpus case {}: {}", p.string(), e.what()));
+    }
+    Ticket t;
+    t.case_json = to_json(c, -1);
+    // The content is part of the key: an edited corpus file is a new case.
+    t.key = fmt::format("corpus:{}@{:08x}", p.filename().string(), short_hash(t.case_json));
+    corpus_.push_back(t);
+  }
+}
+
+std::optional<Ticket> Campaign::next_ticket() {
+  for (auto& t : corpus_)
+    if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
+      dispatched_.insert(t.key);
+      return t;
+    }
+  SeedCursor& cur = st_.seeds[o_.seed];
+  while (cur.done(cursor_)) ++cursor_;
+  SampleSpace sp;
+  sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
+  Ticket t;
+  t.sample = std::make_pair(o_.seed, cursor_);
+  t.key = fmt::format("sample:{}#{}", o_.seed, cursor_);
+  t.case_json = to_json(sample_case(o_.seed, cursor_, sp), -1);
+  ++cursor_;
+  return t;
+}
+
+void Campaign::spawn(Slot& s) {
+  WorkerSpec w;
+  w.exe = o_.flce_exe;
+  w.args = {"worker", "--subject", o_.subject, "--mem-gib", fmt::format("{}", o_.worker_mem_gib)};
+  if (!o_.subject_path.empty()) w.args.insert(w.args.end(), {"--subject-path", o_.subject_path});
+  // Python tracebacks on SIGSEGV land in the worker log; workers share the cores.
+  w.env = {"PYTHONFAULTHANDLER=1"};
+  if (!std::getenv("OMP_NUM_THREADS")) {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(o_.workers));
+    w.env.push_back(fmt::format("OMP_NUM_THREADS={}", n));
+  }
+  w.log_path = s.log;
+  s.proc->spawn(w);
+  s.st = Slot::STARTING;
+  s.since = Clock::now();
+}
+
+void Campaign::dispatch(Slot& s, Ticket t) {
+  s.t = std::move(t);
+  s.st = Slot::BUSY;
+  s.stage = "queued";
+  s.since = Clock::now();
+  nlohmann::json req{{"key", s.t.key}, {"case", nlohmann::json::parse(s.t.case_json)}};
+  s.proc->send(req.dump() + "\n");  // a dead worker shows up as its exit in the loop
+}
+
+void Campaign::handle_line(Slot& s, const std::string& line) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;  // not ours
+  if (j.contains("ready")) {
+    if (!j["ready"].get<bool>()) {
+      if (j.value("bad_input", false)) throw CampaignInputError(j.value("why", "worker refused the subject"));
+      throw std::runtime_error("worker failed to start: " + j.value("why", ""));
+    }
+    if (st_.environment.empty() || st_.environment.is_null()) st_.environment = j["environment"];
+    s.st = Slot::IDLE;
+    startup_failures_ = 0;
+    return;
+  }
+  if (s.st != Slot::BUSY || j.value("key", "") != s.t.key) return;
+  if (j.value("bad_input", false)) throw CampaignInputError(j.value("why", "the worker refused the subject"));
+  if (j.contains("stage")) {
+    s.stage = j["stage"].get<std::string>();
+    return;
+  }
+  const std::string outcome = j.value("outcome", "flce-error@protocol");
+  std::string detail = j.value("error", "");
+  if (j.contains("report"))
+    for (auto& orc : j["report"].value("oracles", nlohmann::json::array())) {
+      if (orc.contains("signature")) {
+        detail = orc["signature"].value("matched", "");
+        break;
+      }
+      if (!orc.value("pass", true))
+        for (auto& out : orc.value("outputs", nlohmann::json::array()))
+          if (out.value("finding", "ok") != "ok") {
+            detail = fmt::format("{} {}: {}", orc.value("oracle", ""), out.value("output", ""), out.value("detail", ""));
+            break;
+          }
+      if (!detail.empty()) break;
+    }
+  s.st = Slot::IDLE;
+  record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300),
+         j.value("cuda_poisoned", false), "");
+}
+
+// A worker exited: a crash if it had a case, a failed start if it never became ready.
+void Campaign::worker_ended(Slot& s, const std::string& how) {
+  const std::string log = tail(read_file(s.log), 16384);
+  if (s.st == Slot::STARTING) {
+    if (++startup_failures_ >= kMaxStartupFailures)
+      throw std::runtime_error(fmt::format("workers fail to start ({}); last log:\n{}", how, tail(log, 4000)));
+  } else if (s.st == Slot::BUSY) {
+    s.st = Slot::IDLE;  // no longer in flight: the budget below counts it as done
+    const std::string outcome = fmt::format("crash:{}@{}", how, s.stage);
+    nlohmann::json rep{{"outcome", outcome}, {"exit", how}, {"stage", s.stage}, {"case_key", s.t.key}};
+    record(s.t, outcome, rep, "worker died: " + how + " during " + s.stage, false, log);
+  }
+  ++st_.worker_restarts;
+  if (g_stop || !budget_left()) {
+    s.st = Slot::IDLE;  // not respawned; the loop ends once nothing is in flight
+    return;
+  }
+  spawn(s);
+}
+
+void Campaign::record(const Ticket& t, const std::string& outcome, const nlohmann::json& report,
+                      const std::string& detail, bool cuda_poisoned, const std::string& worker_log) {
+  ++st_.cases_done;
+  ++cases_this_run_;
+  ++st_.outcomes[outcome];
+  if (t.sample) st_.seeds[t.sample->first].mark(t.sample->second);
+  else st_.corpus_done.insert(t.key);
+  Finding* f = is_finding(outcome) ? st_.finding(outcome) : nullptr;
+  bool fresh = false;
+  if (is_finding(outcome) && !f) {
+    Finding n;
+    n.id = finding_id(outcome);
+    n.signature = outcome;
+    n.first_case = t.key;
+    n.first_seen = n.last_seen = utc_now();
+    n.first_seen_s = elapsed();
+    n.count = 1;
+    n.detail = detail;
+    n.cuda_poisoned = cuda_poisoned;
+    new_finding_dir(n, t, report, worker_log);
+    st_.findings.push_back(n);
+    f = &st_.findings.back();
+    if (!st_.first_finding_s) st_.first_finding_s = n.first_seen_s;
+    fresh = true;
+  } else if (f && f->first_case != t.key) {  // same key: the re-run of an adopted finding's case
+    ++f->count;
+    f->last_seen = utc_now();
+    f->cuda_poisoned |= cuda_poisoned;
+  }
+  nlohmann::json jl{{"key", t.key}, {"outcome", outcome}, {"at", utc_now()}, {"campaign_s", elapsed()}};
+  st_.journal_bytes = append_durable(dir_ / "cases.jsonl", jl.dump() + "\n");
+  save_state();  // the commit point of this case
+  if (f) write_finding_json(*f);
+  if (fresh) {
+    last_finding_ = outcome;
+    if (!o_.quiet) {
+      std::fprintf(stderr, "%snew finding after %.1f s: %s (%s) -> %s\n", tty_ ? "\r\033[K" : "", f->first_seen_s,
+                   outcome.c_str(), t.key.c_str(), (dir_ / "findings" / f->id).c_str());
+      last_progress_ = {};
+    }
+  }
+}
+
+void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report,
+                               const std::string& worker_log) {
+  // Built aside and renamed into place: a finding directory is whole or absent.
+  const fs::path final_dir = dir_ / "findings" / f.id;
+  const fs::path tmp = dir_ / "findings" / (".tmp-" + f.id);
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  write_atomic(tmp / "case.json", to_json(from_json(t.case_json), 2) + "\n");
+  write_atomic(tmp / "report.json", report.dump(2) + "\n");
+  if (!worker_log.empty()) write_atomic(tmp / "worker.log", worker_log);
+  write_finding_json_to(tmp, f);
+  fs::remove_all(final_dir);  // an orphan the state never named would be adopted at start; this is a leftover
+  fs::rename(tmp, final_dir);
+  sync_dir(dir_ / "findings");
+}
+
+void Campaign::write_finding_json(const Finding& f) { write_finding_json_to(dir_ / "findings" / f.id, f); }
+
+void Campaign::save_state() {
+  st_.elapsed_s = elapsed();
+  write_atomic(dir_ / "state.json", st_.to_json().dump(1) + "\n");
+}
+
+void Campaign::progress(bool force) {
+  if (!tty_) return;
+  auto now = Clock::now();
+  if (!force && now - last_progress_ < std::chrono::milliseconds(500)) return;
+  last_progress_ = now;
+  const double run_s = std::chrono::duration<double>(now - t0_).count();
+  std::string busy;
+  for (auto& s : slots_) busy += s.st == Slot::BUSY ? "R" : s.st == Slot::STARTING ? "s" : ".";
+  std::fprintf(stderr, "\r\033[K%lld cases (%.2f/s) | %zu distinct | %zu findings | workers %s | %s | last: %s",
+               static_cast<long long>(st_.cases_done), run_s > 0 ? static_cast<double>(cases_this_run_) / run_s : 0.0,
+               st_.outcomes.size(), st_.findings.size(), busy.c_str(),
+               fmt::format("{:.0f}s left", std::max(0.0, o_.minutes * 60 - elapsed())).c_str(),
+               last_finding_.empty() ? "-" : last_finding_.c_str());
+  std::fflush(stderr);
+}
+
+CampaignResult Campaign::run() {
+  open_dir();
+  load_state();
+  load_corpus();
+  ++st_.runs;
+  tty_ = !o_.quiet && ::isatty(2) && !std::getenv("CI");
+  const int64_t resumed_cases = st_.cases_done;
+  if (st_.runs > 1)  // even with --quiet: a log should show that this run continued another
+    std::fprintf(stderr, "resuming %s: %lld cases done, next sample index %llu (seed %llu), %zu findings, %.1f s spent\n",
+                 dir_.c_str(), static_cast<long long>(st_.cases_done), static_cast<unsigned long long>(cursor_),
+                 static_cast<unsigned long long>(o_.seed), st_.findings.size(), st_.elapsed_s);
+  save_state();
+
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;  // no SA_RESTART: poll() returns to look at g_stop
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  slots_.resize(static_cast<size_t>(budget_left() ? o_.workers : 0));
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].log = (dir_ / "workers" / fmt::format("worker-{}.log", i)).string();
+    spawn(slots_[i]);
+  }
+  for (;;) {
+    const bool go = !g_stop && budget_left();
+    if (!g_stop && elapsed() >= o_.minutes * 60) {
+      // Out of time: cases in flight are abandoned, not recorded; a resume runs them.
+      for (auto& s : slots_)
+        if (s.st == Slot::BUSY) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    }
+    if (g_stop)
+      for (auto& s : slots_)
+        if (s.st != Slot::IDLE) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    for (auto& s : slots_)
+      if (go && s.st == Slot::IDLE && s.proc->alive() && budget_left()) dispatch(s, *next_ticket());
+    bool active = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
+      return s.st == Slot::BUSY || (go && s.st == Slot::STARTING);
+    });
+    if (!active) break;
+
+    std::vector<pollfd> fds;
+    for (auto& s : slots_)
+      if (s.proc->alive()) fds.push_back({s.proc->out_fd(), POLLIN, 0});
+    double wait_s = std::max(0.0, o_.minutes * 60 - elapsed());
+    for (auto& s : slots_) {
+      if (s.st == Slot::IDLE) continue;
+      double lim = s.st == Slot::BUSY ? o_.case_timeout_s : kStartupTimeoutS;
+      wait_s = std::min(wait_s, lim - std::chrono::duration<double>(Clock::now() - s.since).count());
+    }
+    int ms = static_cast<int>(std::clamp(wait_s * 1000, 0.0, 500.0)) + 1;
+    ::poll(fds.data(), fds.size(), ms);
+
+    for (auto& s : slots_) {
+      if (!s.proc->alive()) continue;
+      std::vector<std::string> lines;
+      bool open = s.proc->read_lines(lines);
+      for (auto& l : lines) handle_line(s, l);
+      std::string how = open ? s.proc->poll_exit() : s.proc->stop(5.0);
+      if (!how.empty()) {
+        worker_ended(s, how);
+        continue;
+      }
+      const double age = std::chrono::duration<double>(Clock::now() - s.since).count();
+      if (s.st == Slot::BUSY && age >= o_.case_timeout_s) {
+        s.proc->kill();
+        const std::string outcome = "timeout@" + s.stage;
+        nlohmann::json rep{{"outcome", outcome}, {"stage", s.stage}, {"case_key", s.t.key},
+                           {"case_timeout_s", o_.case_timeout_s}};
+        s.st = Slot::IDLE;
+        record(s.t, outcome, rep, fmt::format("no result within {} s (in {})", o_.case_timeout_s, s.stage), false,
+               tail(read_file(s.log), 16384));
+        ++st_.worker_restarts;
+        if (budget_left() && !g_stop) spawn(s);
+      } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {
+        worker_ended(s, s.proc->kill());
+      }
+    }
+    progress(false);
+  }
+  for (auto& s : slots_) {
+    if (s.st == Slot::STARTING) s.proc->kill();  // still importing torch: nothing to finish
+    s.proc->stop(10.0);
+  }
+  if (tty_) std::fprintf(stderr, "\r\033[K");
+  save_state();
+  for (auto& f : st_.findings) write_finding_json(f);
+
+  RunStats rs;
+  rs.cases_this_run = st_.cases_done - resumed_cases;
+  rs.wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();
+  rs.seed = o_.seed;
+  rs.workers = o_.workers;
+  rs.minutes = o_.minutes;
+  rs.max_cases = o_.max_cases;
+  rs.interrupted = g_stop != 0;
+  write_reports(dir_, st_, rs);
+  std::printf("%s", summary_text(dir_, st_, rs).c_str());
+  ::close(lock_fd_);
+  return {static_cast<int64_t>(st_.findings.size()), st_.cases_done};
+}
+
+}  // namespace
+
+CampaignResult run_campaign(const CampaignOptions& o) {
+  if (!(o.minutes > 0)) throw CampaignInputError("--minutes must be > 0");
+  if (o.workers < 1 || o.workers > 64) throw CampaignInputError("--workers must be in [1, 64]");
+  if (!(o.case_timeout_s > 0)) throw CampaignInputError("--case-timeout must be > 0");
+  if (o.max_cases < -1 || o.max_cases == 0) throw CampaignInputError("--max-cases must be >= 1");
+  if (o.worker_mem_gib < 0) throw CampaignInputError("--worker-mem-gib must be >= 0");
+  if (o.out.empty() || o.subject.empty()) throw CampaignInputError("--out and --subject are required");
+  Campaign c(o);
+  return c.run();
+}
+
+}  // namespace flce

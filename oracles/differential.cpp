@@ -67,23 +67,34 @@ RunReport run_case(const Case& c, const RunOptions& opt) {
   RunReport rep;
   rep.c = c;
   rep.subject = opt.subject;
+  auto stage = [&](const std::string& s) {
+    if (opt.on_stage) opt.on_stage(s);
+  };
+  stage("golden");
   Inputs in = make_inputs(c);
   rep.golden = golden(c, in);
   Bounds bounds = compute_bounds(c, in);
-  PythonHost& host = PythonHost::instance();
+  // Only touch the embedded interpreter when no other runner was given.
+  PythonHost* host = opt.runner ? nullptr : &PythonHost::instance();
+  auto run_subject = [&](const std::string& mode, const std::optional<Backend>& b) {
+    return host ? host->run(c, in, opt.subject, mode, b, opt.subject_path)
+                : opt.runner->run(c, in, opt.subject, mode, b, opt.subject_path);
+  };
   static const SignatureTable sigs = SignatureTable::load_default();
-  const std::string tv = host.torch_version();
-  rep.env = host.environment();
+  const std::string tv = host ? host->torch_version() : opt.runner->torch_version();
+  rep.env = host ? host->environment() : opt.runner->environment();
 
   std::optional<SubjectResult> eager;
   if (opt.eager) {
-    eager = host.run(c, in, opt.subject, "eager", std::nullopt, opt.subject_path);
+    stage("eager");
+    eager = run_subject("eager", std::nullopt);
     rep.subject_version = eager->subject_version;
     rep.oracles.push_back(outcome_of("eager", "", *eager, c, rep.golden, bounds, nullptr, sigs, tv));
   }
   const Outputs* eager_out = eager && eager->status == SubjectStatus::OK ? &eager->outputs : nullptr;
   if (opt.compiled) {
-    SubjectResult comp = host.run(c, in, opt.subject, "compiled", c.compile.backend, opt.subject_path);
+    stage(fmt::format("compiled:{}", name(c.compile.backend)));
+    SubjectResult comp = run_subject("compiled", c.compile.backend);
     if (rep.subject_version.empty()) rep.subject_version = comp.subject_version;
     OracleOutcome co = outcome_of("compiled", std::string(name(c.compile.backend)), comp, c, rep.golden, bounds,
                                   eager_out, sigs, tv);
@@ -101,7 +112,8 @@ RunReport run_case(const Case& c, const RunOptions& opt) {
         if (b == c.compile.backend) {
           step = co;
         } else {
-          SubjectResult r = host.run(c, in, opt.subject, "compiled", b, opt.subject_path);
+          stage(fmt::format("ladder:{}", name(b)));
+          SubjectResult r = run_subject("compiled", b);
           step = outcome_of(fmt::format("compiled[{}]", name(b)), std::string(name(b)), r, c, rep.golden, bounds,
                             eager_out, sigs, tv);
         }

@@ -15,14 +15,28 @@
 
 namespace flce {
 
+// Where a subject runs when not in the embedded host: e.g. a worker process with another
+// Python/torch (oracles/subject_worker.hpp), so one flce can judge several environments.
+struct SubjectRunner {
+  virtual ~SubjectRunner() = default;
+  virtual SubjectResult run(const Case& c, const Inputs& in, const std::string& subject, const std::string& mode,
+                            const std::optional<Backend>& backend, const std::string& subject_path) = 0;
+  virtual std::string torch_version() = 0;
+  virtual Environment environment() = 0;
+};
+
 struct RunOptions {
   std::string subject = "model";
   std::string subject_path;
   bool eager = true, compiled = true;
   bool ladder = true;  // walk the backend ladder when compiled fails or diverges
+  SubjectRunner* runner = nullptr;  // null: the embedded PythonHost
   // Further oracles judged next to eager/compiled (e.g. "reference-cuda"): name -> outputs,
   // or nullopt when it cannot run here.
   std::vector<std::pair<std::string, std::function<std::optional<Outputs>(const Case&)>>> extra_oracles;
+  // Called as each step starts ("golden", "eager", "compiled:<backend>", "ladder:<backend>"), so a
+  // supervising process can name the step a worker died or hung in (flce campaign).
+  std::function<void(const std::string& stage)> on_stage;
 };
 
 // One oracle's outcome: ran and was judged, raised, or could not run here.

@@ -24,7 +24,9 @@ Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   c.V = dim(sp.max_V);
   const DType dts[] = {DType::BF16, DType::F16, DType::F32};
   c.input_dtype = sp.dtype.value_or(dts[u(3)]);
-  c.weight_dtype = coin(90) ? c.input_dtype : sp.dtype.value_or(dts[u(3)]);
+  // torch's matmul needs one dtype: mixed input/weight dtypes are a valid FLCE call only
+  // under autocast, which the sampler sets up below with fp32 parameters.
+  c.weight_dtype = c.input_dtype;
   if (coin(50)) c.accum_dtype = DType::F32;
   if (sp.op_kinds && coin(20)) {
     const Kind ks[] = {Kind::ADDMM, Kind::MM, Kind::BMM, Kind::BADDBMM};

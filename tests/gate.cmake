@@ -1,1 +1,16 @@
 # ctest registrations for flce gate (included from tests/CMakeLists.txt when the Python oracles are built)
+# The two CI gates of the issue: Liger PR #1324's routing (model-dtype-out) must be flagged
+# against model, and the workaround must turn it green again. Both on the pinned corpus plus
+# a small fixed-seed sample, so each stays around a minute on 2 cores.
+foreach(_gate regression workaround spec)
+  add_test(NAME gate_${_gate} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
+           -DWHICH=${_gate} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/gate_${_gate}
+           -P ${CMAKE_CURRENT_SOURCE_DIR}/data/gate/gate_contract.cmake)
+  set_tests_properties(gate_${_gate} PROPERTIES LABELS "python" TIMEOUT 600)
+endforeach()
+
+# Unit tests of the gate/matrix logic and the worker client (a fake interpreter; no torch).
+add_executable(flce_gate_tests gate_matrix_test.cpp)
+target_link_libraries(flce_gate_tests PRIVATE flce_python GTest::gtest_main)
+target_compile_options(flce_gate_tests PRIVATE ${FLCE_WARNINGS})
+gtest_discover_tests(flce_gate_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "cpu")

@@ -1,0 +1,69 @@
+// What a campaign remembers under its --out directory: which cases ran, the findings
+// deduplicated by outcome signature, and the clock. state.json is the one authority;
+// it is rewritten (temp + fsync + rename) after every case, so a kill -9 at any moment
+// leaves either the old or the new state, never a torn one.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flce {
+
+// Durable writes: the file is complete on disk before it becomes visible under `path`.
+void write_atomic(const std::filesystem::path& path, std::string_view text);
+// Makes renames inside `dir` durable.
+void sync_dir(const std::filesystem::path& dir);
+// Appends one line and fdatasyncs it (the cases journal); returns the file's new size.
+uint64_t append_durable(const std::filesystem::path& path, std::string_view line);
+
+// The sample stream of one seed: indices below `next` are all done; `done_above` holds
+// the ones finished out of order above it (several workers finish in any order).
+struct SeedCursor {
+  uint64_t next = 0;
+  std::set<uint64_t> done_above;
+  bool done(uint64_t i) const { return i < next || done_above.count(i); }
+  void mark(uint64_t i);
+};
+
+struct Finding {
+  std::string id, signature;
+  std::string first_case;  // case key: "corpus:<file>@<hash>" or "sample:<seed>#<index>"
+  std::string first_seen, last_seen;  // ISO 8601 UTC
+  double first_seen_s = 0;            // campaign clock (summed over resumed runs)
+  int64_t count = 0;
+  std::string detail;  // crash: the signal; timeout: the limit; else the oracle's message
+  bool cuda_poisoned = false;
+};
+
+struct CampaignState {
+  std::string subject, subject_path;
+  std::map<uint64_t, SeedCursor> seeds;
+  std::set<std::string> corpus_done;
+  int64_t cases_done = 0, runs = 0, worker_restarts = 0;
+  // Length of cases.jsonl that belongs to committed cases; a resume cuts the journal back
+  // to it, so every committed case is in it exactly once.
+  uint64_t journal_bytes = 0;
+  double elapsed_s = 0;  // time spent running, summed over resumed runs
+  std::optional<double> first_finding_s;
+  std::map<std::string, int64_t> outcomes;  // every outcome signature, findings or not
+  std::vector<Finding> findings;            // in order of first sight
+  nlohmann::json environment;               // the workers' fingerprint (torch, Python, ...)
+
+  Finding* finding(const std::string& signature);
+  nlohmann::ordered_json to_json() const;
+  static CampaignState from_json(const nlohmann::json& j);
+};
+
+// "pass" and "unsupported" are buckets, every other outcome is a finding.
+bool is_finding(const std::string& outcome);
+// A stable directory name for a signature: readable slug + hash (same signature, same id).
+std::string finding_id(const std::string& signature);
+std::string utc_now();
+
+}  // namespace flce

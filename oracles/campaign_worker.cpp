@@ -1,0 +1,131 @@
+// `flce worker`: the isolated side of a campaign. Protocol (one JSON object per line):
+//   in : {"key": K, "case": {...}}
+//   out: {"ready": true, "environment": {...}}         once Python and torch are up
+//        {"ready": false, "bad_input": true, "why": W} unknown subject
+//        {"key": K, "stage": S}                        before each step (golden, eager, compiled:..)
+//        {"key": K, "outcome": O, "report": {...}, "wall_ms": T, "cuda_poisoned": B}
+//        {"key": K, "bad_input": true, "why": W}        a plug-in that cannot be imported
+// Anything Python or torch prints goes to stderr: the protocol owns a private copy of stdout.
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "campaign.hpp"
+#include "differential.hpp"
+
+namespace flce {
+
+namespace {
+
+int g_proto = -1;
+
+void emit(const nlohmann::json& j) {
+  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    ssize_t n = ::write(g_proto, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) std::_Exit(0);  // the campaign is gone
+    rest.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+bool known_subject(std::string s, std::string* why) {
+  const std::string suffix = "+workaround";
+  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+    s.resize(s.size() - suffix.size());
+  if (s.find(':') != std::string::npos) return true;  // a plug-in: its import is judged per case
+  auto builtins = PythonHost::instance().builtin_subjects();
+  if (std::find(builtins.begin(), builtins.end(), s) != builtins.end()) return true;
+  std::string list;
+  for (auto& b : builtins) list += (list.empty() ? "" : ", ") + b;
+  *why = "unknown subject '" + s + "': use a built-in (" + list + ") or a plug-in 'package.module:callable'";
+  return false;
+}
+
+// The plug-in itself cannot be imported (as `flce run` tells it: exit 2).
+std::optional<std::string> plugin_import_failure(const RunReport& r) {
+  for (auto& o : r.oracles)
+    if (o.status == SubjectStatus::ERROR && o.phase == "setup" && o.signature &&
+        o.signature->title.find("ModuleNotFoundError") != std::string::npos)
+      return "subject '" + r.subject + "' cannot be imported: " + o.signature->matched;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool cuda_context_poisoned(const std::string& text) {
+  for (const char* p : {"illegal memory access", "device-side assert", "unspecified launch failure",
+                        "misaligned address", "illegal instruction was encountered", "CUDA error: uncorrectable ECC"})
+    if (text.find(p) != std::string::npos) return true;
+  return false;
+}
+
+int serve_worker(const CampaignWorkerOptions& o) {
+  g_proto = ::dup(1);
+  ::dup2(2, 1);
+  // Die with the campaign (even on its kill -9), instead of running a hung case forever.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 0;
+  if (o.mem_gib > 0) {
+    // RLIMIT_DATA, not RLIMIT_AS: CUDA reserves huge PROT_NONE ranges that AS would count.
+    rlimit rl{};
+    rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(o.mem_gib * 1024 * 1024 * 1024);
+    ::setrlimit(RLIMIT_DATA, &rl);
+  }
+  {
+    std::string why;
+    if (!known_subject(o.subject, &why)) {
+      emit({{"ready", false}, {"bad_input", true}, {"why", why}});
+      return 2;
+    }
+    emit({{"ready", true}, {"environment", nlohmann::json::parse(PythonHost::instance().environment().to_json())}});
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    nlohmann::json req = nlohmann::json::parse(line);
+    const std::string key = req.at("key").get<std::string>();
+    std::string stage = "parse";
+    RunOptions opt;
+    opt.subject = o.subject;
+    opt.subject_path = o.subject_path;
+    opt.on_stage = [&](const std::string& s) {
+      stage = s;
+      emit({{"key", key}, {"stage", s}});
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    nlohmann::json res{{"key", key}};
+    try {
+      RunReport rep = run_case(from_json(req.at("case").dump()), opt);
+      if (auto why = plugin_import_failure(rep)) {
+        emit({{"key", key}, {"bad_input", true}, {"why", *why}});
+        return 2;  // every case would say the same: bad input, not a finding
+      }
+      res["outcome"] = rep.outcome;
+      res["report"] = report_json(rep);
+    } catch (const std::bad_alloc&) {
+      res["outcome"] = "oom@" + stage;  // the memory limit: this case is lost, the worker is not
+    } catch (const std::exception& e) {
+      res["outcome"] = "flce-error@" + stage;
+      res["error"] = e.what();
+    }
+    res["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const bool poisoned = res.contains("report") && cuda_context_poisoned(res["report"].dump());
+    res["cuda_poisoned"] = poisoned;
+    emit(res);
+    if (poisoned) return 0;  // every later case in this process would fail too
+  }
+  return 0;
+}
+
+}  // namespace flce

@@ -1,0 +1,200 @@
+// flce gate / matrix: the pure parts (spec parsing, verdicts, grouping, reports, version
+// order, expectations) and the worker client's crash, timeout and restart handling
+// (against tests/data/gate/fake_python.sh, so no torch is needed).
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "oracles/gate.hpp"
+#include "oracles/matrix.hpp"
+#include "oracles/subject_worker.hpp"
+
+namespace flce {
+namespace {
+
+TEST(GateSpec, ParsesEveryKey) {
+  GateSpec s = parse_gate_spec("subject=liger,path=/src/liger/src,python=/v/bin/python");
+  EXPECT_EQ(s.subject, "liger");
+  EXPECT_EQ(s.path, "/src/liger/src");
+  EXPECT_EQ(s.python, "/v/bin/python");
+  GateSpec g = parse_gate_spec("subject=liger,git=/work/Liger-Kernel@v0.6.1");
+  EXPECT_EQ(g.git_repo, "/work/Liger-Kernel");
+  EXPECT_EQ(g.git_ref, "v0.6.1");
+}
+
+TEST(GateSpec, RejectsWhatItCannotUse) {
+  EXPECT_THROW(parse_gate_spec("model"), std::invalid_argument);
+  EXPECT_THROW(parse_gate_spec("path=/x"), std::invalid_argument);           // no subject
+  EXPECT_THROW(parse_gate_spec("subject=model,colour=red"), std::invalid_argument);
+  EXPECT_THROW(parse_gate_spec("subject=liger,git=/repo"), std::invalid_argument);  // no @REF
+  EXPECT_THROW(parse_gate_spec("subject="), std::invalid_argument);
+}
+
+TEST(GateVerdict, EveryTransition) {
+  const std::string tier2 = "tier2-lowering@compiled:inductor", tier1 = "tier1-decomposition@compiled:eager";
+  EXPECT_EQ(gate_verdict("pass", "pass"), GateVerdict::SAME_PASS);
+  EXPECT_EQ(gate_verdict(tier2, tier2), GateVerdict::SAME_FAILURE);
+  EXPECT_EQ(gate_verdict("unsupported", "unsupported"), GateVerdict::UNSUPPORTED);
+  EXPECT_EQ(gate_verdict("pass", tier2), GateVerdict::REGRESSED);
+  EXPECT_EQ(gate_verdict(tier1, tier2), GateVerdict::CHANGED);
+  EXPECT_EQ(gate_verdict(tier2, "pass"), GateVerdict::FIXED);
+  EXPECT_EQ(gate_verdict("pass", "unsupported"), GateVerdict::LOST);
+  EXPECT_EQ(gate_verdict("unsupported", tier2), GateVerdict::NEW_FAILURE);
+  EXPECT_EQ(gate_verdict("unsupported", "pass"), GateVerdict::NEW_PASS);
+  for (auto v : {GateVerdict::REGRESSED, GateVerdict::CHANGED, GateVerdict::LOST, GateVerdict::NEW_FAILURE})
+    EXPECT_TRUE(is_regression(v)) << name(v);
+  for (auto v : {GateVerdict::SAME_PASS, GateVerdict::SAME_FAILURE, GateVerdict::FIXED, GateVerdict::NEW_PASS,
+                 GateVerdict::SKIPPED, GateVerdict::UNSUPPORTED})
+    EXPECT_FALSE(is_regression(v)) << name(v);
+}
+
+GateRow row(const std::string& id, DType d, std::optional<DType> accum, Backend b, const std::string& base,
+            const std::string& cand) {
+  GateRow r;
+  r.gc.id = id;
+  r.gc.source = "sample";
+  r.gc.c.input_dtype = r.gc.c.weight_dtype = d;
+  r.gc.c.accum_dtype = accum;
+  r.gc.c.compile.backend = b;
+  r.base = RunReport{};
+  r.base->outcome = base;
+  r.candidate = RunReport{};
+  r.candidate->outcome = cand;
+  r.verdict = gate_verdict(base, cand);
+  return r;
+}
+
+TEST(GateGroups, CollapseDtypesAndKeepAccumApart) {
+  const std::string tier2 = "tier2-lowering@compiled:inductor";
+  std::vector<GateRow> rows{
+      row("a", DType::BF16, std::nullopt, Backend::INDUCTOR, "pass", tier2),
+      row("b", DType::F16, std::nullopt, Backend::INDUCTOR, "pass", tier2),
+      row("c", DType::F32, std::nullopt, Backend::INDUCTOR, "pass", tier2),
+      row("d", DType::F32, DType::F32, Backend::INDUCTOR, "pass", tier2),
+      row("e", DType::BF16, DType::F32, Backend::INDUCTOR, tier2, tier2),   // same failure: no regression
+      row("f", DType::BF16, std::nullopt, Backend::INDUCTOR, tier2, "pass"),  // fixed
+  };
+  auto groups = group_regressions(rows);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].title(), "accum_dtype none, bf16/fp16/fp32, compiled[inductor]: new " + tier2);
+  EXPECT_EQ(groups[0].rows, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(groups[1].accum, "fp32");
+  EXPECT_EQ(groups[1].rows, (std::vector<size_t>{3}));
+}
+
+TEST(GateGroups, DifferentBaseOutcomesAreDifferentGroups) {
+  std::vector<GateRow> rows{
+      row("a", DType::F16, std::nullopt, Backend::INDUCTOR, "pass", "tier2-lowering@compiled:inductor"),
+      row("b", DType::F16, std::nullopt, Backend::INDUCTOR, "judge:grad_weight:nonfinite@compiled",
+          "tier2-lowering@compiled:inductor"),
+  };
+  auto groups = group_regressions(rows);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_NE(groups[1].title().find("(base: judge:grad_weight:nonfinite@compiled)"), std::string::npos);
+}
+
+TEST(GateReports, JUnitCountsRegressionsAndEscapes) {
+  GateReport rep;
+  rep.opt.base = parse_gate_spec("subject=model");
+  rep.opt.candidate = parse_gate_spec("subject=model-dtype-out");
+  rep.rows = {row("a<1>", DType::BF16, std::nullopt, Backend::INDUCTOR, "pass", "tier2-lowering@compiled:inductor"),
+              row("b", DType::BF16, std::nullopt, Backend::INDUCTOR, "pass", "pass")};
+  GateRow skipped;
+  skipped.gc.id = "c";
+  skipped.gc.source = "corpus";
+  skipped.skip_reason = "needs CUDA";
+  rep.rows.push_back(skipped);
+  rep.groups = group_regressions(rep.rows);
+  std::string x = gate_junit(rep);
+  EXPECT_NE(x.find("tests=\"3\" failures=\"1\" skipped=\"1\""), std::string::npos) << x;
+  EXPECT_NE(x.find("name=\"a&lt;1&gt;\""), std::string::npos);
+  EXPECT_EQ(x.find("a<1>"), std::string::npos);
+  auto j = gate_json(rep);
+  EXPECT_EQ(j["summary"]["regressions"], 1);
+  EXPECT_EQ(j["regression_groups"].size(), 1u);
+  std::string md = gate_markdown(rep);
+  EXPECT_NE(md.find("❌ 1 regression"), std::string::npos) << md;
+}
+
+TEST(Matrix, TorchVersionsOrderByRelease) {
+  EXPECT_LT(compare_torch_versions("2.8.0+cu128", "2.13.0+cu130"), 0);
+  EXPECT_LT(compare_torch_versions("2.12.1", "2.13.0"), 0);
+  EXPECT_EQ(compare_torch_versions("2.13.0+cpu", "2.13.0+cu130"), 0);
+  EXPECT_GT(compare_torch_versions("2.15.0", "2.9.1"), 0);
+}
+
+TEST(Matrix, ExpectationsApplyPerTorchAndDevice) {
+  std::vector<ExpectRule> rules{{">=2.13", "any", "tier2-lowering@compiled:inductor"},
+                                {">=2.8,<2.13", "cpu", "tier1-decomposition@compiled:eager"}};
+  EXPECT_EQ(expected_outcome(rules, "2.15.0+cu132", false), "tier2-lowering@compiled:inductor");
+  EXPECT_EQ(expected_outcome(rules, "2.11.0+cu130", false), "tier1-decomposition@compiled:eager");
+  EXPECT_EQ(expected_outcome(rules, "2.11.0+cu130", true), "");  // cpu-only rule
+  EXPECT_EQ(expected_outcome(rules, "2.7.1", false), "");
+  EXPECT_EQ(expectation_verdict("", "pass"), "new");
+  EXPECT_EQ(expectation_verdict("pass", "pass"), "as-expected");
+  EXPECT_EQ(expectation_verdict("tier2-lowering@compiled:inductor", "pass"), "fixed");
+  EXPECT_EQ(expectation_verdict("pass", "tier2-lowering@compiled:inductor"), "regressed");
+  EXPECT_EQ(expectation_verdict("tier1-decomposition@compiled:eager", "tier2-lowering@compiled:inductor"), "changed");
+}
+
+TEST(Matrix, WorkaroundRowsFollowTheirSubject) {
+  std::vector<MatrixRow> rows{{"a.json", "model", Case{}, {{">=2.8", "any", "pass"}}},
+                              {"b.json", "model+workaround", Case{}, {}}};
+  add_workaround_rows(rows);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].subject, "model+workaround");
+  EXPECT_TRUE(rows[1].expect.empty());
+  EXPECT_EQ(rows[2].subject, "model+workaround");
+}
+
+// ---- the worker client against a fake interpreter
+
+WorkerOptions fake(double timeout_s = 30) {
+  WorkerOptions o;
+  o.python = std::string(FLCE_SOURCE_DIR) + "/tests/data/gate/fake_python.sh";
+  o.timeout_s = timeout_s;
+  o.label = "fake";
+  return o;
+}
+
+TEST(SubjectWorker, CrashIsAnErrorAndTheWorkerRestarts) {
+  SubjectWorker w(fake());
+  EXPECT_EQ(w.torch_version(), "9.9.9");
+  Case c;
+  Inputs in = make_inputs(c);
+  SubjectResult r = w.run(c, in, "crash", "eager", std::nullopt, "");
+  ASSERT_EQ(r.status, SubjectStatus::ERROR);
+  ASSERT_EQ(r.chain.size(), 1u);
+  EXPECT_EQ(r.chain[0].type, "flce.WorkerCrash");
+  EXPECT_EQ(r.chain[0].message, "worker killed by SIGSEGV");
+  SubjectResult next = w.run(c, in, "model", "eager", std::nullopt, "");
+  EXPECT_EQ(next.status, SubjectStatus::UNSUPPORTED);
+  EXPECT_EQ(next.reason, "fake worker");
+}
+
+TEST(SubjectWorker, HangIsKilledAtTheTimeout) {
+  SubjectWorker w(fake(1.0));
+  Case c;
+  Inputs in = make_inputs(c);
+  auto t0 = std::chrono::steady_clock::now();
+  SubjectResult r = w.run(c, in, "hang", "compiled", Backend::INDUCTOR, "");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, SubjectStatus::ERROR);
+  EXPECT_EQ(r.chain.at(0).type, "flce.WorkerTimeout");
+  EXPECT_LT(s, 10.0);
+  EXPECT_EQ(w.run(c, in, "model", "eager", std::nullopt, "").status, SubjectStatus::UNSUPPORTED);
+}
+
+TEST(SubjectWorker, MissingInterpreterIsNamed) {
+  WorkerOptions o = fake();
+  o.python = "/nonexistent/bin/python";
+  try {
+    SubjectWorker w(o);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no Python interpreter at /nonexistent/bin/python"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace flce

@@ -1,0 +1,86 @@
+// flce minimize's search, against a fake subject whose outcome is a known function of the
+// case (the real subjects are exercised by tests/repro.cmake's minimize_seed).
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "oracles/minimize.hpp"
+
+namespace flce {
+namespace {
+
+Case noisy() {
+  Case c;
+  c.BT = 64, c.H = 48, c.V = 96;
+  c.accum_dtype = DType::F32;
+  c.bias = c.requires_grad.bias = true;
+  c.ce_weight = true;
+  c.label_smoothing = 0.1;
+  c.softcap = 30.0;
+  c.reduction = Reduction::NONE;
+  c.extra_BT = {8, 16};
+  return c;
+}
+
+// Fails like the seed while accum is fp32 and H >= 21; fails *differently* without the
+// ce_weight (so that simplification must be refused); passes otherwise.
+std::string fake_outcome(const Case& c) {
+  if (!c.accum_dtype || c.H < 21) return "pass";
+  return c.ce_weight ? "tier2-lowering@compiled:inductor" : "bucket-000000000001@compiled:inductor";
+}
+
+TEST(Minimize, KeepsTheExactOutcomeAndShrinksToTheBoundary) {
+  int runs = 0;
+  MinimizeOptions opt;
+  opt.outcome = [&](const Case& c) {
+    ++runs;
+    return fake_outcome(c);
+  };
+  std::vector<std::string> log;
+  opt.log = [&](const std::string& l) { log.push_back(l); };
+  MinimizeResult r = minimize(noisy(), opt);
+  EXPECT_EQ(r.outcome, "tier2-lowering@compiled:inductor");
+  EXPECT_EQ(fake_outcome(r.minimized), r.outcome);
+  EXPECT_TRUE(r.fixed_point);
+  EXPECT_EQ(r.minimized.H, 21);  // halving 48 -> 24, then bisecting (12, 24]
+  EXPECT_EQ(r.minimized.BT, 1);
+  EXPECT_EQ(r.minimized.V, 1);
+  EXPECT_TRUE(r.minimized.ce_weight);  // dropping it changes the failure: refused
+  EXPECT_FALSE(r.minimized.bias);
+  EXPECT_EQ(r.minimized.reduction, Reduction::MEAN);
+  EXPECT_FALSE(r.minimized.softcap);
+  EXPECT_TRUE(r.minimized.extra_BT.empty());
+  EXPECT_EQ(r.minimized.accum_dtype, DType::F32);
+  EXPECT_EQ(r.runs, runs);
+  EXPECT_EQ(static_cast<int>(log.size()), r.accepted);
+  EXPECT_LT(r.runs, 40);
+  EXPECT_LT(case_size(r.minimized).elements, case_size(r.original).elements);
+  EXPECT_LT(case_size(r.minimized).non_default, case_size(r.original).non_default);
+}
+
+TEST(Minimize, StopsAtTheBudgetWithoutStartingARunPastIt) {
+  MinimizeOptions opt;
+  opt.budget_s = 0.05;
+  int runs = 0;
+  opt.outcome = [&](const Case& c) {
+    ++runs;
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return fake_outcome(c);
+  };
+  MinimizeResult r = minimize(noisy(), opt);
+  EXPECT_FALSE(r.fixed_point);
+  EXPECT_LT(r.seconds, 0.1);  // a run that starts may overrun; none starts past the budget
+  EXPECT_LE(runs, 3);
+  EXPECT_EQ(fake_outcome(r.minimized), r.outcome);
+}
+
+TEST(Minimize, RefusesAPassingCase) {
+  MinimizeOptions opt;
+  opt.outcome = [](const Case&) { return std::string("pass"); };
+  EXPECT_THROW(minimize(noisy(), opt), CaseError);
+}
+
+}  // namespace
+}  // namespace flce
