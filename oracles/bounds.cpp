@@ -20,15 +20,15 @@ DType logits_dtype(const Case& c) {
 
 namespace {
 
-// Half the smallest subnormal: the absolute error of rounding a tiny value into d.
 // Below fp32's smallest normal (the accumulation type) values carry no relative
 // precision; errors of this size are noise, not findings.
 constexpr double kFloor = 0x1p-125;
 
+// The absolute error of storing a tiny value in d: up to the smallest *normal* value,
+// because implementations may flush subnormals (torch's CPU fp16 GEMMs were seen to).
 double underflow(DType d) {
-  const int p = dtype_mantissa_bits(d);
   const int emin = d == DType::F16 ? -14 : d == DType::F64 ? -1022 : -126;
-  return std::ldexp(1.0, emin - p);
+  return std::ldexp(1.0, emin);
 }
 
 bool ignored(const Case& c, int64_t t) { return t == c.ignore_index || t < 0 || t >= c.V; }
@@ -161,7 +161,8 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     double val = l * l_norm + zl * z_norm;
     // token scaling multiplies by p_t (Liger: a softmax in the logits dtype): relative error
     // dc_t + d_lse + u_c, and absolute underflow of the logits dtype.
-    const double d_scale = c.use_token_scaling ? scale * (dz[static_cast<size_t>(t)] + d_lse + uc) + underflow(logits_dtype(c)) : 0.0;
+    // (expm1: a logit error of size d moves exp() by a factor up to e^d, not 1 + d)
+    const double d_scale = c.use_token_scaling ? scale * std::expm1(dz[static_cast<size_t>(t)] + d_lse + uc) + underflow(logits_dtype(c)) : 0.0;
     // the z term may reach the loss through its z_loss-dtype copy (one rounding)
     dzl += dtype_eps(c.input_dtype) * std::fabs(zl);
     double e_tok = scale * (dl * l_norm + dzl * z_norm) + d_scale * std::fabs(l * l_norm + zl * z_norm);
@@ -184,7 +185,7 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       // |dp_j| <= p_j (dc_j + d_lse); z-loss's lse error; token scaling's p_t error;
       // softcap: 1 - tanh^2 cancels near saturation (absolute error ~2u of tanh's dtype plus
       // the logit error's effect); then rounding grad logits into the logits dtype.
-      double dp = p * (dz[static_cast<size_t>(j)] + d_lse);
+      double dp = p * std::expm1(dz[static_cast<size_t>(j)] + d_lse);
       double d_chain = c.softcap ? 2 * uc + 2 * std::fabs(th) * chain * dz[static_cast<size_t>(j)] / *c.softcap : 0.0;
       double e = up * scale * chain * (coef * dp + 2 * lsq * p * d_lse * z_norm) + d_scale * g_unscaled * chain +
                  scale * g_unscaled * d_chain + uc * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
