@@ -23,7 +23,8 @@ void write_text(const std::filesystem::path& p, const std::string& text) {
 void add_gate_commands(CLI::App& app) {
   auto* g = app.add_subcommand(
       "gate", "Diff a candidate subject against a base on the pinned corpus and sampled cases; exit 1 on regressions");
-  static std::string base, candidate, corpus = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json", out;
+  static std::string base, candidate, out;
+  static std::vector<std::string> corpora{std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json"};
   static int sample = 10;
   static uint64_t seed = 1;
   static double fuzz_minutes = 0, timeout_s = 600;
@@ -31,7 +32,7 @@ void add_gate_commands(CLI::App& app) {
   g->add_option("--base", base, "SPEC: subject=NAME[,path=SRC_TREE][,python=VENV/bin/python][,git=CHECKOUT@REF]")
       ->required();
   g->add_option("--candidate", candidate, "SPEC of the candidate (same keys)")->required();
-  g->add_option("--corpus", corpus, "Pinned cases (expectations.json); subjects replaced by the specs'")
+  g->add_option("--corpus", corpora, "Pinned cases (expectations.json; repeatable); subjects replaced by the specs'")
       ->capture_default_str();
   g->add_flag("--no-corpus", no_corpus, "Skip the pinned cases");
   g->add_option("--sample", sample, "Random cases (fixed seed)")->capture_default_str();
@@ -56,7 +57,7 @@ void add_gate_commands(CLI::App& app) {
       exit_code() = kBadInput;
       return;
     }
-    opt.corpus = no_corpus ? "" : corpus;
+    if (!no_corpus) opt.corpora = corpora;
     opt.sample = sample;
     opt.seed = seed;
     opt.fuzz_minutes = fuzz_minutes;

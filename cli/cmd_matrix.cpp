@@ -13,15 +13,16 @@ namespace flce::cli {
 void add_matrix_commands(CLI::App& app) {
   auto* m = app.add_subcommand("matrix", "Run cases across several torch installations and tabulate outcome, signature "
                                          "and first failing ladder stage per torch version");
-  static std::string envs_dir, corpus = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json", out;
-  static std::vector<std::string> pythons, cases, subjects, only;
+  static std::string envs_dir, out;
+  static std::vector<std::string> pythons, cases, subjects, only,
+      corpora{std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json"};
   static bool workaround = false, strict = false, quiet = false;
   static int jobs = 2;
   static double timeout_s = 600;
   m->add_option("--envs", envs_dir, "Folder of venvs (each DIR/*/bin/python); default .venvs/ when it exists");
   m->add_option("--python", pythons, "A venv's interpreter (repeatable; instead of --envs)");
   m->add_option("--cases", cases, "Case files (instead of the corpus)");
-  m->add_option("--corpus", corpus, "Pinned corpus (expectations.json) when no --cases")->capture_default_str();
+  m->add_option("--corpus", corpora, "Pinned corpus (expectations.json; repeatable) when no --cases")->capture_default_str();
   m->add_option("--subject", subjects, "Subjects for --cases (repeatable; default model / aten-dtype-out by kind)");
   m->add_option("--only", only, "Only rows whose case path contains one of these texts (repeatable)");
   m->add_flag("--with-workaround", workaround, "Each row also as <subject>+workaround");
@@ -55,7 +56,14 @@ void add_matrix_commands(CLI::App& app) {
         exit_code() = kBadInput;
         return;
       }
-    opt.rows = cases.empty() ? matrix_rows_from_corpus(corpus) : matrix_rows_from_files(cases, subjects);
+    if (cases.empty()) {
+      for (auto& c : corpora) {
+        auto rows = matrix_rows_from_corpus(c);
+        opt.rows.insert(opt.rows.end(), rows.begin(), rows.end());
+      }
+    } else {
+      opt.rows = matrix_rows_from_files(cases, subjects);
+    }
     if (!only.empty())
       std::erase_if(opt.rows, [](const MatrixRow& r) {
         return std::none_of(only.begin(), only.end(), [&](auto& o) { return r.id.find(o) != std::string::npos; });

@@ -318,8 +318,8 @@ GateReport run_gate(const GateOptions& opt) {
     rep.rows.push_back(std::move(row));
   };
 
-  if (!opt.corpus.empty())
-    for (auto& gc : corpus_cases(opt.corpus)) run_one(gc);
+  for (auto& file : opt.corpora)
+    for (auto& gc : corpus_cases(file)) run_one(gc);
 
   // Sampled cases: the kinds both subjects take (op kinds only for op-only subjects).
   SampleSpace sp;

@@ -73,7 +73,7 @@ std::string dtype_label(const Case& c);  // "bf16", or "bf16 x fp32w" when weigh
 
 struct GateOptions {
   GateSpec base, candidate;
-  std::string corpus;  // expectations.json; empty: no pinned cases
+  std::vector<std::string> corpora;  // expectations.json files; none: no pinned cases
   int sample = 0;
   uint64_t seed = 1;
   double fuzz_minutes = 0;    // more sampled cases until this budget is spent

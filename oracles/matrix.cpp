@@ -141,6 +141,7 @@ MatrixReport run_matrix(const MatrixOptions& opt) {
           cell.outcome = "skipped";
           cell.verdict = "skipped";
         } else {
+          w->reset();  // hermetic rows: no compiled state carried over from the previous one
           RunOptions ro;
           ro.subject = row.subject;
           ro.runner = w.get();
@@ -293,14 +294,22 @@ std::string matrix_markdown(const MatrixReport& r) {
     s += "\n";
   }
   if (!omitted.empty()) s += "\nOmitted (need CUDA in every environment):" + omitted + "\n";
-  s += "\nLadder (eager → aot_eager → aot_eager_decomp_partition → inductor) and cause, per failing cell:\n\n";
-  for (size_t i = 0; i < r.rows.size(); ++i)
+  s += "\nLadder (eager → aot_eager → aot_eager_decomp_partition → inductor) and cause of each failing cell; torch "
+       "versions that fail the same way share a line:\n\n";
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    std::vector<std::pair<std::string, std::string>> lines;  // detail -> versions
     for (size_t k = 0; k < r.cols.size(); ++k) {
       const MatrixCell& c = r.cells[i][k];
       if (!c.rep || c.outcome == "pass") continue;
-      s += fmt::format("- `{}` `{}`, torch {}: {}{}\n", r.rows[i].id, r.rows[i].subject, r.cols[k].info.torch,
-                       c.rep->ladder.empty() ? "" : "ladder " + ladder_text(*c.rep) + "; ", why_text(*c.rep));
+      std::string detail =
+          (c.rep->ladder.empty() ? "" : "ladder " + ladder_text(*c.rep) + "; ") + why_text(*c.rep);
+      auto it = std::find_if(lines.begin(), lines.end(), [&](auto& l) { return l.first == detail; });
+      if (it == lines.end()) lines.push_back({detail, r.cols[k].info.torch});
+      else it->second += ", " + r.cols[k].info.torch;
     }
+    for (auto& [detail, versions] : lines)
+      s += fmt::format("- `{}` `{}`, torch {}: {}\n", r.rows[i].id, r.rows[i].subject, versions, detail);
+  }
   return s;
 }
 
