@@ -92,8 +92,17 @@ std::string str_or(const nlohmann::json& j, const char* k) {
 // Stable text (it feeds the signature bucket id): no pids, paths or stderr.
 std::string exit_text(int status) {
   if (WIFSIGNALED(status)) {
-    const char* abbrev = sigabbrev_np(WTERMSIG(status));
-    return abbrev ? fmt::format("killed by SIG{}", abbrev) : fmt::format("killed by signal {}", WTERMSIG(status));
+    // A table, not sigabbrev_np: that needs glibc 2.32, and the GPU box builds this too.
+    switch (WTERMSIG(status)) {
+      case SIGSEGV: return "killed by SIGSEGV";
+      case SIGABRT: return "killed by SIGABRT";
+      case SIGBUS: return "killed by SIGBUS";
+      case SIGFPE: return "killed by SIGFPE";
+      case SIGILL: return "killed by SIGILL";
+      case SIGKILL: return "killed by SIGKILL";
+      case SIGTERM: return "killed by SIGTERM";
+      default: return fmt::format("killed by signal {}", WTERMSIG(status));
+    }
   }
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
   return "ended";
@@ -112,12 +121,19 @@ SubjectResult worker_failure(const std::string& type, const std::string& why) {
 SubjectWorker::SubjectWorker(WorkerOptions opt) : opt_(std::move(opt)) {
   if (opt_.python.empty()) opt_.python = FLCE_PYTHON_EXECUTABLE;
   if (opt_.subjects_dir.empty()) opt_.subjects_dir = FLCE_SUBJECTS_DIR;
-  char tmpl[] = "/tmp/flce-worker-XXXXXX";
-  if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary directory for the worker");
+  std::string tmpl = (fs::temp_directory_path() / "flce-worker-XXXXXX").string();  // honours TMPDIR
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory for the worker");
   dir_ = tmpl;
   log_path_ = dir_ + "/stderr.log";
-  start();
-  environment();  // throws, with the worker's stderr tail, when torch or the runner cannot load
+  try {
+    start();
+    environment();  // throws, with the worker's stderr tail, when torch or the runner cannot load
+  } catch (...) {
+    stop(true);  // no destructor runs for a half-built object
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    throw;
+  }
 }
 
 SubjectWorker::~SubjectWorker() {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "oracles/gate.hpp"
 #include "oracles/matrix.hpp"
@@ -185,15 +186,26 @@ TEST(SubjectWorker, HangIsKilledAtTheTimeout) {
   EXPECT_EQ(w.run(c, in, "model", "eager", std::nullopt, "").status, SubjectStatus::UNSUPPORTED);
 }
 
-TEST(SubjectWorker, MissingInterpreterIsNamed) {
+TEST(SubjectWorker, MissingInterpreterIsNamedAndLeavesNothing) {
+  // A private TMPDIR, so workers of tests running in parallel do not count.
+  namespace fs = std::filesystem;
+  std::string tmp = (fs::temp_directory_path() / "flce-gate-test-XXXXXX").string();
+  ASSERT_TRUE(mkdtemp(tmp.data()));
+  const char* old = getenv("TMPDIR");
+  std::string saved = old ? old : "";
+  setenv("TMPDIR", tmp.c_str(), 1);
   WorkerOptions o = fake();
   o.python = "/nonexistent/bin/python";
   try {
     SubjectWorker w(o);
-    FAIL() << "no exception";
+    ADD_FAILURE() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("no Python interpreter at /nonexistent/bin/python"), std::string::npos);
   }
+  if (old) setenv("TMPDIR", saved.c_str(), 1);
+  else unsetenv("TMPDIR");
+  EXPECT_TRUE(fs::is_empty(tmp));  // the worker's directory went with the failed start
+  fs::remove_all(tmp);
 }
 
 }  // namespace

@@ -80,7 +80,11 @@ def _describe(req):
         s = registry.load(name, req.get("subject_path"))
     except Exception as e:  # noqa: BLE001 -- reported to the caller as a bad subject
         return {"error": f"{type(e).__name__}: {e}"}
-    return {"flce": s.flce is not None, "op": s.op is not None, "version": runner._version(s)}
+    try:
+        version = str(s.version())
+    except Exception as e:  # noqa: BLE001 -- a broken version() does not make the subject unusable
+        version = f"unknown ({type(e).__name__}: {e})"
+    return {"flce": s.flce is not None, "op": s.op is not None, "version": version}
 
 
 def _handle(req):
