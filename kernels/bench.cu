@@ -20,7 +20,7 @@ struct Row {
   BenchShape shape;
   std::string accum;
   double gemm_tflops = 0, floor_ms = 0, median_ms = 0, min_ms = 0, peak_gib = 0, loss = 0;
-  int64_t chunk_rows = 0, n_chunks = 0;
+  int64_t chunk_rows = 0, n_chunks = 0, group_rows = 0, n_groups = 0;
 };
 
 // Median and min over reps of fn() timed with CUDA events on `s`.
@@ -74,10 +74,10 @@ double gemm_tflops(const DeviceInputs& in, cudaStream_t s, int warmup, int reps)
 }
 
 void print_row(const Row& r) {
-  std::printf("%6lld %5lld %7lld %5s | %8.2f %8.2f %8.2f %6.3f | %7.1f | %6.3f | %5lld x %-2lld | %.6f\n",
+  std::printf("%6lld %5lld %7lld %5s | %8.2f %8.2f %8.2f %6.3f | %7.1f | %6.3f | %5lld/%-5lld x %-2lld | %.6f\n",
               (long long)r.shape.BT, (long long)r.shape.H, (long long)r.shape.V, r.accum.c_str(), r.median_ms,
               r.min_ms, r.floor_ms, r.median_ms / r.floor_ms, r.gemm_tflops, r.peak_gib, (long long)r.chunk_rows,
-              (long long)r.n_chunks, r.loss);
+              (long long)r.group_rows, (long long)r.n_groups, r.loss);
   std::fflush(stdout);
 }
 
@@ -99,7 +99,7 @@ int run_bench(const BenchOptions& opt) {
     cudaStream_t s;
     FLCE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "bench");
 
-    std::printf("    BT     H       V accum |   median      min    floor  ratio | GEMM TF | peakGiB | chunks   | loss\n");
+    std::printf("    BT     H       V accum |   median      min    floor  ratio | GEMM TF | peakGiB | rows/group x groups | loss\n");
     std::vector<Row> rows;
     const BenchShape* biggest = nullptr;
     for (auto& sh : opt.shapes)
@@ -127,6 +127,8 @@ int run_bench(const BenchOptions& opt) {
           r.loss = tensor_to_host(res.tensors.at("loss"), s).data.at(0);
           r.chunk_rows = res.plan.rows;
           r.n_chunks = res.plan.n_chunks;
+          r.group_rows = res.plan.group_rows;
+          r.n_groups = res.plan.n_groups;
         }
         FLCE_CUDA_CHECK(cudaStreamSynchronize(s), "bench");
         r.peak_gib = (alloc_stats().peak_bytes - before) / 1073741824.0;
@@ -157,11 +159,12 @@ int run_bench(const BenchOptions& opt) {
     }
     if (!opt.csv_path.empty()) {
       std::ofstream f(opt.csv_path);
-      f << "BT,H,V,accum,median_ms,min_ms,floor_ms,ratio,gemm_tflops,peak_gib,chunk_rows,n_chunks,loss\n";
+      f << "BT,H,V,accum,median_ms,min_ms,floor_ms,ratio,gemm_tflops,peak_gib,chunk_rows,n_chunks,group_rows,n_groups,loss\n";
       for (auto& r : rows)
         f << r.shape.BT << ',' << r.shape.H << ',' << r.shape.V << ',' << r.accum << ',' << r.median_ms << ','
           << r.min_ms << ',' << r.floor_ms << ',' << r.median_ms / r.floor_ms << ',' << r.gemm_tflops << ','
-          << r.peak_gib << ',' << r.chunk_rows << ',' << r.n_chunks << ',' << r.loss << '\n';
+          << r.peak_gib << ',' << r.chunk_rows << ',' << r.n_chunks << ',' << r.group_rows << ','
+          << r.n_groups << ',' << r.loss << '\n';
     }
     FLCE_CUDA_CHECK(cudaStreamSynchronize(s), "bench");
     FLCE_CUDA_CHECK(cudaStreamDestroy(s), "bench");

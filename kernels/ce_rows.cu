@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kThreads) ce_rows_kernel(CeRowArgs a) {
   const int64_t row = blockIdx.x, V = a.V;
   const int64_t y = a.target[row];
   float* zr = a.logits + row * a.ld;
-  G* gr = reinterpret_cast<G*>(zr);
+  G* gr = a.grad ? static_cast<G*>(a.grad) + row * a.grad_ld : reinterpret_cast<G*>(zr);
   const float* bias = a.bias;
   const float* w = a.ce_weight;
   const float cap = a.softcap;
@@ -325,7 +325,7 @@ void launch_ce_rows(CeRowArgs a, DType grad_dtype, int64_t rows, cudaStream_t s,
   cache = std::min({cache, a.V, ce_max_cache_elems()});
   a.cache_elems = cache / 4 * 4;
   const bool vec = a.V % 4 == 0 && a.ld % 4 == 0 && aligned16(a.logits) && (!a.bias || aligned16(a.bias)) &&
-                   (!a.ce_weight || aligned16(a.ce_weight));
+                   (!a.ce_weight || aligned16(a.ce_weight)) && (!a.grad || (a.grad_ld % 4 == 0 && aligned16(a.grad)));
   switch (grad_dtype) {
     case DType::F32: vec ? launch_typed<float, 4>(a, rows, s, ctx) : launch_typed<float, 1>(a, rows, s, ctx); break;
     case DType::BF16:

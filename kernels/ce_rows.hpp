@@ -1,7 +1,9 @@
 // Cross-entropy over one chunk of fp32 logits rows, one block per row: loss, z-loss,
-// accuracy and argmax per row, and the logits gradient written *in place* over the
-// logits row in the GEMM operand dtype (row stride in bytes unchanged: a bf16 gradient
-// row has leading dimension 2V elements). Semantics: see reference_flce.hpp.
+// accuracy and argmax per row, and the logits gradient in the GEMM operand dtype, written
+// either *in place* over the logits row (row stride in bytes unchanged: a bf16 gradient
+// row has leading dimension 2V elements) or into a separate gradient buffer (`grad`),
+// which lets several logits chunks feed one grad_weight GEMM. Semantics: see
+// reference_flce.hpp.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,6 +24,8 @@ struct CeNorms {
 struct CeRowArgs {
   float* logits = nullptr;  // [rows, ld] fp32; overwritten by the gradient when want_grad
   int64_t ld = 0;           // fp32 elements between rows (>= V)
+  void* grad = nullptr;     // null: gradient over the logits; else [rows, grad_ld] in grad dtype
+  int64_t grad_ld = 0;      // gradient elements between rows (>= V), when grad is set
   const float* bias = nullptr;       // [V] fp32 or null
   const float* ce_weight = nullptr;  // [V] or null
   const int64_t* target = nullptr;   // [rows]

@@ -47,8 +47,9 @@ ReferenceResult reference_flce_cuda(const Case& c, const DeviceInputs& in, cudaS
 
   ReferenceResult r;
   r.operand_dtype = op;
-  r.plan = plan_chunks(BT, V, opt.chunk_budget_bytes, opt.chunk_rows);
-  const int64_t rows = r.plan.rows;
+  r.plan = plan_chunks(BT, V, dtype_size(op), opt.chunk_budget_bytes, opt.chunk_rows, opt.group_rows);
+  const int64_t rows = r.plan.rows, group_rows = r.plan.group_rows;
+  const bool in_place = r.plan.in_place() || !want_grad;
 
   // Operands, bias in fp32, normalizers: once, before the chunk loop.
   DeviceTensor x_hold, w_hold, bias32;
@@ -80,34 +81,44 @@ ReferenceResult reference_flce_cuda(const Case& c, const DeviceInputs& in, cudaS
   }
   // Staging only for operand/output pairs cuBLASLt cannot do directly (mixed dtypes).
   DeviceBuffer gi_stage, gw_stage;
-  if (want_gi && !dtype_out_supported(op, c.input_dtype)) gi_stage = DeviceBuffer(rows * H * sizeof(float), s, ctx);
+  if (want_gi && !dtype_out_supported(op, c.input_dtype))
+    gi_stage = DeviceBuffer(group_rows * H * sizeof(float), s, ctx);
   if (want_gw && !dtype_out_supported(op, acc_dt)) gw_stage = DeviceBuffer(V * H * sizeof(float), s, ctx);
   DeviceBuffer ws(kGemmWorkspaceBytes, s, ctx);
   DeviceBuffer chunk(static_cast<size_t>(rows) * V * sizeof(float), s, ctx);
+  DeviceBuffer grads;  // the gradient group, when not written over the logits
+  if (!in_place) grads = DeviceBuffer(static_cast<size_t>(group_rows) * V * dtype_size(op), s, ctx);
 
   const size_t op_size = dtype_size(op);
-  const int64_t ldg = V * static_cast<int64_t>(sizeof(float) / op_size);  // gradient row stride, op elements
+  // Gradient rows: over the logits (row stride 4V bytes) or packed in `grads`.
+  const int64_t ldg = in_place ? V * static_cast<int64_t>(sizeof(float) / op_size) : V;
+  void* gbase = in_place ? chunk.get() : grads.get();
   const char* x_bytes = static_cast<const char*>(x_op);
 
-  for (int64_t k = 0; k < r.plan.n_chunks; ++k) {
-    const int64_t start = k * rows, n = std::min(rows, BT - start);
-    const std::string cctx = "chunk " + std::to_string(k) + "; " + ctx;
-    {
-      PhaseScope ps(opt.timer, "gemm_logits");
-      GemmDesc g;  // logits[n, V] = x[start:start+n] @ W^T, fp32 out
-      g.M = n, g.N = V, g.K = H;
-      g.trans_b = true;
-      g.lda = H, g.ldb = H, g.ldd = V;
-      g.ab_type = op, g.cd_type = DType::F32;
-      g.allow_tf32 = opt.allow_tf32;
-      gemm_dtype_out(lt, g, x_bytes + start * H * op_size, w_op, nullptr, chunk.get(), s, ws.get(), ws.bytes(),
-                     cctx);
-    }
-    {
+  for (int64_t gstart = 0; gstart < BT; gstart += group_rows) {
+    const int64_t gn = std::min(group_rows, BT - gstart);
+    for (int64_t start = gstart; start < gstart + gn; start += rows) {
+      const int64_t n = std::min(rows, gstart + gn - start);
+      const std::string cctx = "rows " + std::to_string(start) + "+" + std::to_string(n) + "; " + ctx;
+      {
+        PhaseScope ps(opt.timer, "gemm_logits");
+        GemmDesc g;  // logits[n, V] = x[start:start+n] @ W^T, fp32 out
+        g.M = n, g.N = V, g.K = H;
+        g.trans_b = true;
+        g.lda = H, g.ldb = H, g.ldd = V;
+        g.ab_type = op, g.cd_type = DType::F32;
+        g.allow_tf32 = opt.allow_tf32;
+        gemm_dtype_out(lt, g, x_bytes + start * H * op_size, w_op, nullptr, chunk.get(), s, ws.get(), ws.bytes(),
+                       cctx);
+      }
       PhaseScope ps(opt.timer, "ce_rows");
       CeRowArgs a;
       a.logits = chunk.as<float>();
       a.ld = V;
+      if (!in_place) {
+        a.grad = static_cast<char*>(gbase) + (start - gstart) * V * op_size;
+        a.grad_ld = V;
+      }
       a.bias = c.bias ? bias32.buf.as<float>() : nullptr;
       a.ce_weight = ce_w;
       a.target = in.target.buf.as<int64_t>() + start;
@@ -130,34 +141,37 @@ ReferenceResult reference_flce_cuda(const Case& c, const DeviceInputs& in, cudaS
       a.pred_row = pred.buf.as<int64_t>() + start;
       launch_ce_rows(a, op, n, s, cctx);
     }
+    // The group's gradient G[gn, V] (leading dimension ldg) feeds one GEMM of each kind.
+    const std::string gctx = "group rows " + std::to_string(gstart) + "+" + std::to_string(gn) + "; " + ctx;
     if (want_gb) {
       PhaseScope ps(opt.timer, "grad_bias");
-      colsum_accumulate(chunk.get(), op, n, V, ldg, gb.data(), acc_dt, s, cctx);
+      colsum_accumulate(gbase, op, gn, V, ldg, gb.data(), acc_dt, s, gctx);
     }
     if (want_gi) {
       PhaseScope ps(opt.timer, "gemm_grad_input");
-      GemmDesc g;  // grad_input[start:start+n] = G[n, V] @ W[V, H]
-      g.M = n, g.N = H, g.K = V;
+      GemmDesc g;  // grad_input[gstart:gstart+gn] = G[gn, V] @ W[V, H]
+      g.M = gn, g.N = H, g.K = V;
       g.lda = ldg, g.ldb = H, g.ldd = H;
       g.ab_type = op, g.cd_type = c.input_dtype;
       g.allow_tf32 = opt.allow_tf32;
-      char* out = static_cast<char*>(gi.data()) + start * H * dtype_size(c.input_dtype);
-      gemm_any_out(lt, g, chunk.get(), w_op, nullptr, out, gi_stage.as<float>(), s, ws.get(), ws.bytes(), cctx);
+      char* out = static_cast<char*>(gi.data()) + gstart * H * dtype_size(c.input_dtype);
+      gemm_any_out(lt, g, gbase, w_op, nullptr, out, gi_stage.as<float>(), s, ws.get(), ws.bytes(), gctx);
     }
     if (want_gw) {
       PhaseScope ps(opt.timer, "gemm_grad_weight");
-      GemmDesc g;  // grad_weight[V, H] += G^T[V, n] @ x[start:start+n]
-      g.M = V, g.N = H, g.K = n;
+      GemmDesc g;  // grad_weight[V, H] += G^T[V, gn] @ x[gstart:gstart+gn]
+      g.M = V, g.N = H, g.K = gn;
       g.trans_a = true;
       g.lda = ldg, g.ldb = H, g.ldc = H, g.ldd = H;
       g.ab_type = op, g.cd_type = acc_dt;
       g.beta = 1.0f;
       g.allow_tf32 = opt.allow_tf32;
-      gemm_any_out(lt, g, chunk.get(), x_bytes + start * H * op_size, gw.data(), gw.data(), gw_stage.as<float>(), s,
-                   ws.get(), ws.bytes(), cctx);
+      gemm_any_out(lt, g, gbase, x_bytes + gstart * H * op_size, gw.data(), gw.data(), gw_stage.as<float>(), s,
+                   ws.get(), ws.bytes(), gctx);
     }
   }
 
+  grads.reset();
   chunk.reset();  // before the narrowing below allocates its slice buffer: lower peak
   ws.reset();
   {

@@ -1,5 +1,6 @@
 // CUDA reference for fused linear cross entropy (Liger-Kernel 0.8.5 semantics), chunked
-// over BT so only one fp32 logits chunk exists at a time.
+// over BT so only one fp32 logits chunk (and one gradient group, see reference_plan.hpp)
+// exists at a time.
 //
 // Per non-ignored row i (target y != ignore_index), with z = x_i W^T + b in fp32:
 //   c = softcap ? s*tanh(z/s) : z;  lse = logsumexp(c);  p = softmax(c);  eps = ls/V
@@ -46,7 +47,8 @@ namespace flce {
 
 struct ReferenceOptions {
   int64_t chunk_rows = 0;                              // > 0: force rows per chunk
-  size_t chunk_budget_bytes = kDefaultChunkBudgetBytes;  // fp32 logits chunk budget
+  int64_t group_rows = 0;                              // > 0 (with chunk_rows): force rows per gradient group
+  size_t chunk_budget_bytes = kDefaultChunkBudgetBytes;  // logits chunk + gradient group budget
   int64_t ce_cache_elems = -1;                         // -1: as much shared memory as fits
   bool allow_tf32 = false;                             // fp32 operand GEMMs only
   PhaseTimer* timer = nullptr;                         // per-phase GPU times, if set

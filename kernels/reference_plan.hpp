@@ -18,15 +18,27 @@ DType gemm_operand_dtype(const Case& c);
 DType grad_accum_dtype(const Case& c);
 
 struct ChunkPlan {
-  int64_t rows = 0;      // rows per chunk (the last may be shorter)
+  int64_t rows = 0;        // logits rows per chunk (the last may be shorter)
   int64_t n_chunks = 0;
+  int64_t group_rows = 0;  // rows per gradient group: whole chunks feeding one grad_input
+  int64_t n_groups = 0;    // and one grad_weight GEMM (== rows: gradient in place)
+  bool in_place() const { return group_rows == rows; }
 };
 
-inline constexpr size_t kDefaultChunkBudgetBytes = size_t(1) << 30;
+inline constexpr size_t kDefaultChunkBudgetBytes = size_t(768) << 20;
 
-// The only per-chunk buffer is the fp32 logits chunk (the gradient overwrites it), so
-// rows = budget / (4 V), rounded down to a multiple of 64 (GEMM tile friendly), then
-// evened out over the chunks it implies. override_rows > 0 wins (tests use it).
-ChunkPlan plan_chunks(int64_t BT, int64_t V, size_t budget_bytes, int64_t override_rows = 0);
+// Two ways to spend `budget_bytes` of per-chunk memory:
+//  * in place: one fp32 logits buffer that the gradient overwrites, rows = budget / 4V;
+//  * split (16-bit gradients only): a logits buffer of ~1/3 of the budget and a gradient
+//    buffer of whole logits chunks in the rest, rows = budget / 12V, group_rows ~ 4x rows.
+// Every group is one pass of grad_weight's read-modify-write over V x H in the
+// accumulator dtype, so fewer, larger groups are what make an fp32 accumulator cheap; a
+// 2-byte gradient holds twice the rows a 4-byte logits buffer does. The split is taken
+// only when it gives larger groups than in place. Row counts are multiples of 64 (GEMM
+// tiles) where they exceed 64 and are evened out over the groups. override_rows > 0
+// forces the chunk rows; override_group_rows > 0 the group rows (rounded up to whole
+// chunks). Tests use the overrides.
+ChunkPlan plan_chunks(int64_t BT, int64_t V, size_t grad_elem_bytes, size_t budget_bytes, int64_t override_rows = 0,
+                      int64_t override_group_rows = 0);
 
 }  // namespace flce

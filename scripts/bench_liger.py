@@ -1,6 +1,7 @@
 """Liger's eager FLCE and a naive materialized-logits torch version, timed in the same
 GPU run as `flce bench` (scripts/gpu_run.sh). Median of CUDA-event timings after warm-up,
-peak extra memory over the inputs, and the GEMM floor 6*BT*H*V / (bf16 GEMM rate
+peak extra memory over the inputs (outputs and gradients included, as `flce bench`
+counts the reference's), and the GEMM floor 6*BT*H*V / (bf16 GEMM rate
 measured here). Prints one table."""
 import statistics
 import sys
@@ -27,7 +28,11 @@ def timed(fn):
     return statistics.median(times)
 
 
-def peak_extra(fn):
+def peak_extra(fn, *leaves):
+    # The last timed step's gradients are still alive here; drop them first, or the
+    # baseline would include the very grad_input/grad_weight this step allocates again.
+    for t in leaves:
+        t.grad = None
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
@@ -84,7 +89,7 @@ def main():
         for name, run in impls:
             try:
                 ms = timed(run)
-                mem = peak_extra(run)
+                mem = peak_extra(run, x, w)
                 print(f"{bt:>5} {h:>5} {v:>7} {name:<22} {ms:>10.2f} {floor_ms:>9.2f} {ms / floor_ms:>8.2f} {mem:>15.2f}")
             except torch.OutOfMemoryError:
                 print(f"{bt:>5} {h:>5} {v:>7} {name:<22} {'OOM':>10}")

@@ -7,7 +7,8 @@
 # device call. Every step is recorded; the summary is printed last. Env knobs:
 #   FLCE_DEADLINE_S (default 570: whole-script budget, s)  FLCE_BENCH_ARGS (extra flce_bench args)
 #   FLCE_CTEST_ARGS (extra ctest args for the full run)    FLCE_JOBS (default nproc)
-#   FLCE_BUILD_DIR (default build)
+#   FLCE_BUILD_DIR (default build)     FLCE_BENCH_BUDGETS (default "384 1536": extra --budget-mib rows)
+#   FLCE_CTEST_JOBS (default 8)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -77,8 +78,8 @@ else
 fi
 
 # ---- build: the CUDA reference targets first, so a slow torch build cannot starve them ----
-if timeout "$(left)" cmake --build "$BUILD" -j "$JOBS" --target flce_gpu_tests flce_bench >"$OUT/build.log" 2>&1; then
-  record build_cuda ok "flce_gpu_tests flce_bench"
+if timeout "$(left)" cmake --build "$BUILD" -j "$JOBS" --target flce_gpu_tests flce_gpu_properties flce_bench >"$OUT/build.log" 2>&1; then
+  record build_cuda ok "flce_gpu_tests flce_gpu_properties flce_bench"
 else
   record build_cuda FAIL "CUDA reference targets failed to build (build.log; first errors below)"
   grep -n -m 20 -E "error:|undefined reference|FAILED:" "$OUT/build.log"
@@ -118,6 +119,11 @@ if ((${#BENCH[@]})); then
   # shellcheck disable=SC2086
   if timeout "$(left)" "${BENCH[@]}" ${FLCE_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1; then
     record bench ok "${BENCH[*]}"
+    # The memory/time trade-off at the largest shape: a lean and a generous chunk budget.
+    for mib in ${FLCE_BENCH_BUDGETS:-384 1536}; do
+      echo "## --budget-mib $mib" >>"$OUT/bench.log"
+      timeout "$(left)" "${BENCH[@]}" --shape 8192x4096x128256 --budget-mib "$mib" --no-phases >>"$OUT/bench.log" 2>&1
+    done
   else
     record bench FAIL "${BENCH[*]} (bench.log)"
   fi
@@ -158,7 +164,7 @@ fi
 # ---- everything else ----
 if [[ -d $BUILD ]] && (($(left) > 20)); then
   # shellcheck disable=SC2086
-  (cd "$BUILD" && timeout "$(left)" ctest --output-on-failure -E '^gpu_reference' ${FLCE_CTEST_ARGS:-}) >"$OUT/ctest_all.log" 2>&1
+  (cd "$BUILD" && timeout "$(left)" ctest -j "${FLCE_CTEST_JOBS:-8}" --output-on-failure -E '^gpu_reference' ${FLCE_CTEST_ARGS:-}) >"$OUT/ctest_all.log" 2>&1
   rc=$?
   tot=$(grep -E 'tests passed|tests failed' "$OUT/ctest_all.log" | tail -1)
   if ((rc == 0)); then

@@ -263,6 +263,7 @@ struct FlceCase {
   Case c;
   int64_t chunk_rows;
   int64_t cache_elems;
+  int64_t group_rows = 0;  // > chunk_rows: gradient groups of several logits chunks
 };
 
 std::vector<FlceCase> flce_cases() {
@@ -291,6 +292,12 @@ std::vector<FlceCase> flce_cases() {
   c.reduction = Reduction::NONE, c.ce_weight = true, c.lse_square_scale = 1e-4, c.ignore_fraction = 0.2;
   c.return_z_loss = c.return_token_accuracy = c.return_predicted_tokens = true;
   v.push_back({"fp16_none_token_grad", c, 10, -1});
+  c = base(50, 64, 256, DType::BF16, 11);  // split plan: 3 chunks of 8 rows per gradient group
+  c.bias = true, c.requires_grad.bias = true, c.accum_dtype = DType::F32, c.ignore_fraction = 0.1;
+  v.push_back({"grouped_bf16_bias_accum32", c, 8, -1, 24});
+  c = base(31, 32, 99, DType::F16, 12);  // split plan on the scalar path, per-token gradient, 16-bit accumulator
+  c.reduction = Reduction::NONE, c.label_smoothing = 0.1, c.bias = true, c.requires_grad.bias = true;
+  v.push_back({"grouped_fp16_none_scalar", c, 5, -1, 12});
   c = base(16, 32, 64, DType::BF16, 5);
   c.ignore_fraction = 1.0, c.return_token_accuracy = true;
   v.push_back({"all_ignored", c, 0, -1});
@@ -327,8 +334,10 @@ TEST_P(GpuReferenceFlce, MatchesHostFp64) {
   DeviceInputs d = make_device_inputs(c, nullptr);
   ReferenceOptions opt;
   opt.chunk_rows = fc.chunk_rows;
+  opt.group_rows = fc.group_rows;
   opt.ce_cache_elems = fc.cache_elems;
   ReferenceResult r = reference_flce_cuda(c, d, nullptr, opt);
+  if (fc.group_rows > fc.chunk_rows && fc.chunk_rows > 0) ASSERT_FALSE(r.plan.in_place());
   Outputs got = to_host(r);
 
   // Loss: fp32 logits (error ~ H 2^-24 |x||w|) and double row math; loss is O(1).
@@ -382,7 +391,7 @@ TEST_P(GpuReferenceFlce, MatchesHostFp64) {
     }
   }
   // Gradients: G rounded once to the operand dtype, then GEMMs into the output dtype;
-  // a low-precision accumulator also rounds once per chunk.
+  // a low-precision accumulator also rounds once per gradient group.
   const DType op = gemm_operand_dtype(c);
   const double base_tol = 4 * unit_roundoff(op) + 1e-5;
   auto check_grad = [&](const char* name, const std::vector<double>& w, DType out_dt, double extra) {
@@ -402,7 +411,7 @@ TEST_P(GpuReferenceFlce, MatchesHostFp64) {
     else
       EXPECT_LE(e, tol) << name;
   };
-  const double chunk_acc = c.accum_dtype ? 0.0 : r.plan.n_chunks * unit_roundoff(c.weight_dtype);
+  const double chunk_acc = c.accum_dtype ? 0.0 : r.plan.n_groups * unit_roundoff(c.weight_dtype);
   check_grad("grad_input", want.gi, c.input_dtype, 0.0);
   check_grad("grad_weight", want.gw, c.weight_dtype, chunk_acc);
   check_grad("grad_bias", want.gb, c.weight_dtype, chunk_acc);
@@ -410,6 +419,41 @@ TEST_P(GpuReferenceFlce, MatchesHostFp64) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuReferenceFlce, ::testing::ValuesIn(flce_cases()),
                          [](const ::testing::TestParamInfo<FlceCase>& i) { return std::string(i.param.name); });
+
+// Host-side planning: runs without a GPU.
+TEST(ReferencePlan, SplitGivesLargerGradientGroupsForSixteenBitGradients) {
+  const size_t budget = kDefaultChunkBudgetBytes;
+  ChunkPlan bf = plan_chunks(8192, 128256, 2, budget);
+  EXPECT_FALSE(bf.in_place());
+  EXPECT_EQ(bf.group_rows % bf.rows, 0);
+  EXPECT_EQ(bf.n_groups, 4);  // the bench shape: four passes over grad_weight
+  ChunkPlan ip = plan_chunks(8192, 128256, 4, budget);  // fp32 gradients: in place
+  EXPECT_TRUE(ip.in_place());
+  EXPECT_GT(bf.group_rows, ip.rows);
+  for (const ChunkPlan& p : {bf, ip}) {  // both stay within the budget
+    const size_t grad = p.in_place() ? 0 : size_t(p.group_rows) * 128256 * 2;
+    EXPECT_LE(size_t(p.rows) * 128256 * 4 + grad, budget);
+  }
+}
+
+TEST(ReferencePlan, CoversEveryRowAndHonoursOverrides) {
+  for (int64_t BT : {1, 7, 64, 1000, 4097})
+    for (int64_t V : {3, 1000, 50257})
+      for (size_t g : {2, 4})
+        for (size_t budget : {size_t(1) << 16, size_t(1) << 22, size_t(1) << 28}) {
+          ChunkPlan p = plan_chunks(BT, V, g, budget);
+          ASSERT_GE(p.rows, 1);
+          EXPECT_EQ(p.group_rows % p.rows == 0 || p.group_rows == BT, true);
+          EXPECT_GE(p.n_groups * p.group_rows, BT);
+          EXPECT_LT((p.n_groups - 1) * p.group_rows, BT);
+          EXPECT_GE(p.n_chunks * p.rows, BT);
+        }
+  ChunkPlan o = plan_chunks(50, 256, 2, kDefaultChunkBudgetBytes, 8, 20);  // rounded up to whole chunks
+  EXPECT_EQ(o.rows, 8);
+  EXPECT_EQ(o.group_rows, 24);
+  EXPECT_EQ(o.n_groups, 3);
+  EXPECT_TRUE(plan_chunks(50, 256, 2, kDefaultChunkBudgetBytes, 8).in_place());
+}
 
 TEST(GpuCompare, CountsAndErrors) {
   SKIP_WITHOUT_GPU();
