@@ -43,7 +43,17 @@ void add_campaign_commands(CLI::App& app) {
     c->add_option("--worker-mem-gib", o.worker_mem_gib, "Memory limit (RLIMIT_DATA) per worker; 0: none")
         ->capture_default_str();
     c->add_flag("--quiet", o.quiet, "No progress line and no per-finding lines (the summary is still printed)");
+    static std::string device = "cpu";
+    c->add_option("--device", device, "Device of the sampled cases (corpus cases keep theirs)")
+        ->check(CLI::IsMember({"cpu", "cuda"}))
+        ->capture_default_str();
+    c->add_option("--gpus", o.gpus, "Spread workers round-robin over the first N visible GPUs (default: all; 0: none)");
+    c->add_option("--minimize-s", o.minimize_s,
+                  "After exploration, shrink each new finding for up to this many seconds (0: off); "
+                  "writes minimized.json and repro.py next to it")
+        ->capture_default_str();
     c->callback([] {
+      o.cuda = device == "cuda";
       o.flce_exe = self_exe();
       try {
         CampaignResult r = run_campaign(o);

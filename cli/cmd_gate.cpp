@@ -42,8 +42,13 @@ void add_gate_commands(CLI::App& app) {
   g->add_option("--timeout", timeout_s, "Seconds per subject call before its worker is killed")->capture_default_str();
   g->add_option("--out", out, "Directory for gate.md, gate.json, gate.xml (JUnit) and cases/ of regressed and fixed cases");
   g->add_flag("-q,--quiet", quiet, "No per-case progress on stderr");
+  static std::string device = "cpu";
+  g->add_option("--device", device, "Device of the sampled cases (pinned cases keep theirs)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   g->callback([] {
     GateOptions opt;
+    opt.cuda = device == "cuda";
     try {
       opt.base = parse_gate_spec(base);
       opt.candidate = parse_gate_spec(candidate);

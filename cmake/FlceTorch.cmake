@@ -61,6 +61,13 @@ add_library(flce_python_host STATIC oracles/python_host.cpp)
 # PRIVATE: torch include dirs (with their own fmt) must not leak into other targets.
 target_link_libraries(flce_python_host PRIVATE flce_torch ${FLCE_TORCH_PYTHON_LIB} Python3::Python nlohmann_json::nlohmann_json)
 target_include_directories(flce_python_host PUBLIC ${CMAKE_SOURCE_DIR})
+# The C++ runtime first in every host executable's global symbol scope: libgcc_s and
+# libstdc++ become NEEDED before libpython and libtorch. A libpython that carries and
+# exports its own unwinder or C++ ABI copy (seen on the GPU box: C++ exceptions in flce
+# itself segfaulted and every exception inside torch read as null, "e_ptr INTERNAL ASSERT
+# FAILED", while the same Python run directly was fine) then no longer interposes them.
+target_link_options(flce_python_host INTERFACE "LINKER:--push-state,--no-as-needed" -lgcc_s -lstdc++
+                    "LINKER:--pop-state")
 target_compile_options(flce_python_host PRIVATE ${FLCE_WARNINGS})
 # Keep the host's pybind11 state apart from torch._C's: the host needs none of torch's
 # bound types (tensors cross through THPVariable_Wrap/Unpack), and sharing the internals
@@ -68,7 +75,7 @@ target_compile_options(flce_python_host PRIVATE ${FLCE_WARNINGS})
 # (torch 2.11, g++ 13: "e_ptr INTERNAL ASSERT FAILED" for every error raised in an op).
 target_compile_definitions(flce_python_host PRIVATE PYBIND11_COMPILER_TYPE="_flce_embedded_host")
 add_library(flce_python STATIC oracles/differential.cpp oracles/campaign.cpp oracles/repro.cpp oracles/gate.cpp oracles/subject_worker.cpp
-            oracles/matrix.cpp oracles/campaign_state.cpp oracles/campaign_report.cpp oracles/campaign_worker.cpp
+            oracles/matrix.cpp oracles/campaign_state.cpp oracles/campaign_report.cpp oracles/campaign_worker.cpp oracles/campaign_shrink.cpp
             oracles/worker_process.cpp oracles/minimize.cpp)
 target_link_libraries(flce_python PUBLIC flce_core flce_python_host)
 target_compile_options(flce_python PRIVATE ${FLCE_WARNINGS})

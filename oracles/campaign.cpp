@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "campaign_report.hpp"
+#include "campaign_shrink.hpp"
 #include "campaign_state.hpp"
 #include "case.hpp"
 #include "sampler.hpp"
@@ -48,6 +49,7 @@ struct Slot {
   std::string stage;
   Clock::time_point since;
   std::string log;
+  std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
 };
 
 std::string read_file(const fs::path& p) {
@@ -195,6 +197,7 @@ std::optional<Ticket> Campaign::next_ticket() {
   while (cur.done(cursor_)) ++cursor_;
   SampleSpace sp;
   sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
+  sp.device = o_.cuda ? Device::CUDA : Device::CPU;
   Ticket t;
   t.sample = std::make_pair(o_.seed, cursor_);
   t.key = fmt::format("sample:{}#{}", o_.seed, cursor_);
@@ -210,6 +213,12 @@ void Campaign::spawn(Slot& s) {
   if (!o_.subject_path.empty()) w.args.insert(w.args.end(), {"--subject-path", o_.subject_path});
   // Python tracebacks on SIGSEGV land in the worker log; workers share the cores.
   w.env = {"PYTHONFAULTHANDLER=1"};
+  if (!s.gpu.empty()) w.env.push_back("CUDA_VISIBLE_DEVICES=" + s.gpu);  // one GPU per worker
+  // A compile cache per worker slot (kept across its restarts): Inductor processes sharing
+  // one cache were seen to load each other's half-written .so ("file too short").
+  if (!std::getenv("TORCHINDUCTOR_CACHE_DIR"))
+    w.env.push_back("TORCHINDUCTOR_CACHE_DIR=" + (fs::path(s.log).parent_path() / fs::path(s.log).stem()).string() +
+                    "-inductor");
   if (!std::getenv("OMP_NUM_THREADS")) {
     unsigned n = std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(o_.workers));
     w.env.push_back(fmt::format("OMP_NUM_THREADS={}", n));
@@ -391,10 +400,18 @@ CampaignResult Campaign::run() {
   std::signal(SIGPIPE, SIG_IGN);
 
   slots_.resize(static_cast<size_t>(budget_left() ? o_.workers : 0));
+  std::vector<std::string> gpus = visible_gpus();
+  if (o_.gpus >= 0 && static_cast<size_t>(o_.gpus) < gpus.size()) gpus.resize(static_cast<size_t>(o_.gpus));
+  if (o_.gpus > 0 && gpus.empty())
+    throw CampaignInputError(fmt::format("--gpus {}: no GPU visible here (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus)", o_.gpus));
   for (size_t i = 0; i < slots_.size(); ++i) {
     slots_[i].log = (dir_ / "workers" / fmt::format("worker-{}.log", i)).string();
+    if (!gpus.empty()) slots_[i].gpu = gpus[i % gpus.size()];
     spawn(slots_[i]);
   }
+  if (!gpus.empty() && !o_.quiet)
+    std::fprintf(stderr, "campaign: %d workers over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
+                 std::min(gpus.size(), slots_.size()));
   for (;;) {
     const bool go = !g_stop && budget_left();
     if (!g_stop && elapsed() >= o_.minutes * 60) {
@@ -463,11 +480,21 @@ CampaignResult Campaign::run() {
   }
   if (tty_) std::fprintf(stderr, "\r\033[K");
   save_state();
+  const double explore_wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();  // throughput: not shrinking
+  if (o_.minimize_s > 0 && !g_stop) {
+    ShrinkOptions so;
+    so.flce_exe = o_.flce_exe, so.subject = o_.subject, so.subject_path = o_.subject_path;
+    so.per_finding_s = o_.minimize_s, so.case_timeout_s = o_.case_timeout_s, so.worker_mem_gib = o_.worker_mem_gib;
+    so.gpu = gpus.empty() ? "" : gpus.front();
+    so.quiet = o_.quiet;
+    so.stop = &g_stop;
+    shrink_findings(dir_, st_, so, [&] { save_state(); });
+  }
   for (auto& f : st_.findings) write_finding_json(f);
 
   RunStats rs;
   rs.cases_this_run = st_.cases_done - resumed_cases;
-  rs.wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();
+  rs.wall_s = explore_wall_s;
   rs.seed = o_.seed;
   rs.workers = o_.workers;
   rs.minutes = o_.minutes;
@@ -481,12 +508,32 @@ CampaignResult Campaign::run() {
 
 }  // namespace
 
+std::vector<std::string> visible_gpus() {
+  std::vector<std::string> ids;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream ss(v);
+    for (std::string id; std::getline(ss, id, ',');)
+      if (!id.empty() && id != "-1") ids.push_back(id);
+      else if (id == "-1") break;  // CUDA's "nothing from here on"
+    return ids;
+  }
+  std::error_code ec;
+  int n = 0;
+  for (auto it = fs::directory_iterator("/proc/driver/nvidia/gpus", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    ++n;
+  for (int i = 0; i < n; ++i) ids.push_back(std::to_string(i));
+  return ids;
+}
+
 CampaignResult run_campaign(const CampaignOptions& o) {
   if (!(o.minutes > 0)) throw CampaignInputError("--minutes must be > 0");
   if (o.workers < 1 || o.workers > 64) throw CampaignInputError("--workers must be in [1, 64]");
   if (!(o.case_timeout_s > 0)) throw CampaignInputError("--case-timeout must be > 0");
   if (o.max_cases < -1 || o.max_cases == 0) throw CampaignInputError("--max-cases must be >= 1");
   if (o.worker_mem_gib < 0) throw CampaignInputError("--worker-mem-gib must be >= 0");
+  if (o.gpus < -1) throw CampaignInputError("--gpus must be >= 0 (or omitted: all visible)");
+  if (o.minimize_s < 0) throw CampaignInputError("--minimize-s must be >= 0");
   if (o.out.empty() || o.subject.empty()) throw CampaignInputError("--out and --subject are required");
   Campaign c(o);
   return c.run();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace flce {
 
@@ -19,7 +20,14 @@ struct CampaignOptions {
   double worker_mem_gib = 16;   // RLIMIT_DATA of each worker; 0: none
   bool quiet = false;           // no progress line, no per-finding lines
   std::string flce_exe;         // the binary the workers run (this one)
+  bool cuda = false;            // sampled cases on the GPU (corpus cases keep their device)
+  int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
+  double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
 };
+
+// GPUs a campaign can spread workers over: the ids in CUDA_VISIBLE_DEVICES when set, else
+// one per /proc/driver/nvidia/gpus entry (the parent never initializes CUDA itself).
+std::vector<std::string> visible_gpus();
 
 // Bad flags, an unreadable corpus, an unknown subject, a state of another campaign.
 struct CampaignInputError : std::runtime_error {

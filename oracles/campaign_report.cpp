@@ -49,6 +49,15 @@ int64_t bucket(const CampaignState& st, const std::string& name) {
 
 }  // namespace
 
+std::string shrink_cell(const Finding& f) {
+  if (f.shrink.empty()) return "not yet";
+  if (f.shrink == "minimized" || f.shrink == "smallest" || f.shrink == "budget")
+    return fmt::format("{}: {} -> {} input elements in {} runs; [minimized.json](findings/{}/minimized.json), "
+                       "[repro.py](findings/{}/repro.py)",
+                       f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id);
+  return cell(f.shrink);
+}
+
 std::string repro_command(const fs::path& dir, const CampaignState& st, const Finding& f) {
   std::string cmd = fmt::format("flce run {} --subject {}", (dir / "findings" / f.id / "case.json").string(), st.subject);
   if (!st.subject_path.empty()) cmd += " --subject-path " + st.subject_path;
@@ -64,7 +73,11 @@ void write_finding_json_to(const fs::path& finding_dir, const Finding& f) {
                            {"first_seen_s", f.first_seen_s},
                            {"last_seen", f.last_seen},
                            {"detail", f.detail},
-                           {"cuda_poisoned", f.cuda_poisoned}};
+                           {"cuda_poisoned", f.cuda_poisoned},
+                           {"shrink", f.shrink},
+                           {"shrink_runs", f.shrink_runs},
+                           {"elements", f.elements},
+                           {"min_elements", f.min_elements}};
   write_atomic(finding_dir / "finding.json", j.dump(2) + "\n");
 }
 
@@ -87,10 +100,11 @@ void write_reports(const fs::path& dir, const CampaignState& st, const RunStats&
   if (st.findings.empty()) {
     md += "No findings.\n";
   } else {
-    md += "## Findings\n\n| signature | count | first seen | first case | repro |\n|---|---|---|---|---|\n";
+    md += "## Findings\n\n| signature | count | first seen | first case | shrunk | repro |\n|---|---|---|---|---|---|\n";
     for (auto& f : st.findings)
-      md += fmt::format("| `{}` | {} | {} ({}) | [{}](findings/{}/case.json) | `{}` |\n", cell(f.signature), f.count,
-                        duration(f.first_seen_s), f.first_seen, cell(f.first_case), f.id, repro_command(dir, st, f));
+      md += fmt::format("| `{}` | {} | {} ({}) | [{}](findings/{}/case.json) | {} | `{}` |\n", cell(f.signature), f.count,
+                        duration(f.first_seen_s), f.first_seen, cell(f.first_case), f.id, shrink_cell(f),
+                        repro_command(dir, st, f));
     md += "\n";
     for (auto& f : st.findings)
       if (!f.detail.empty() || f.cuda_poisoned)
@@ -119,7 +133,9 @@ void write_reports(const fs::path& dir, const CampaignState& st, const RunStats&
   for (auto& f : st.findings)
     fj.push_back({{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
                   {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"detail", f.detail},
-                  {"case", (fs::path("findings") / f.id / "case.json").string()}, {"repro", repro_command(dir, st, f)}});
+                  {"case", (fs::path("findings") / f.id / "case.json").string()}, {"repro", repro_command(dir, st, f)},
+                  {"shrink", f.shrink}, {"shrink_runs", f.shrink_runs}, {"elements", f.elements},
+                  {"min_elements", f.min_elements}});
   j["findings"] = fj;
   write_atomic(dir / "report.json", j.dump(2) + "\n");
 

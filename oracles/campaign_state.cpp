@@ -99,7 +99,8 @@ nlohmann::ordered_json CampaignState::to_json() const {
   for (auto& f : findings)
     fj.push_back({{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
                   {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"last_seen", f.last_seen},
-                  {"detail", f.detail}, {"cuda_poisoned", f.cuda_poisoned}});
+                  {"detail", f.detail}, {"cuda_poisoned", f.cuda_poisoned}, {"shrink", f.shrink},
+                  {"shrink_runs", f.shrink_runs}, {"elements", f.elements}, {"min_elements", f.min_elements}});
   j["findings"] = fj;
   j["environment"] = environment;
   return j;
@@ -135,6 +136,10 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     x.last_seen = f.at("last_seen");
     x.detail = f.value("detail", "");
     x.cuda_poisoned = f.value("cuda_poisoned", false);
+    x.shrink = f.value("shrink", "");
+    x.shrink_runs = f.value("shrink_runs", 0);
+    x.elements = f.value("elements", int64_t{0});
+    x.min_elements = f.value("min_elements", int64_t{0});
     s.findings.push_back(x);
   }
   s.environment = j.value("environment", nlohmann::json::object());

@@ -39,6 +39,12 @@ struct Finding {
   int64_t count = 0;
   std::string detail;  // crash: the signal; timeout: the limit; else the oracle's message
   bool cuda_poisoned = false;
+  // Shrinking after exploration (campaign_shrink.hpp): "" not tried yet; "minimized";
+  // "smallest" (nothing smaller kept the signature); "budget" (partly shrunk when the
+  // time ran out); "skipped: <why>"; "lost: <outcome>" (the case no longer shows it).
+  std::string shrink;
+  int shrink_runs = 0;
+  int64_t elements = 0, min_elements = 0;  // input elements of case.json / minimized.json
 };
 
 struct CampaignState {

@@ -325,6 +325,7 @@ GateReport run_gate(const GateOptions& opt) {
   SampleSpace sp;
   sp.compile_options = opt.vary_compile;
   sp.op_kinds = base.info.op && cand.info.op;
+  sp.device = opt.cuda ? Device::CUDA : Device::CPU;
   const bool flce_ok = base.info.flce && cand.info.flce;
   auto fitting = [&](const Case& c) { return c.is_op() ? sp.op_kinds : flce_ok; };
   uint64_t k = 0;

@@ -78,6 +78,7 @@ struct GateOptions {
   uint64_t seed = 1;
   double fuzz_minutes = 0;    // more sampled cases until this budget is spent
   bool vary_compile = false;  // sampled cases also vary dynamic/fullgraph
+  bool cuda = false;          // sampled cases on the GPU (Liger's kernels need it)
   double timeout_s = 600;     // per subject call
   double drift_report = 0.05;  // |Δ err/bound| worth listing
   std::function<void(const std::string&)> progress;  // one line per case

@@ -2,10 +2,10 @@
 # with -P -DPART=<name> it is the test itself (one file for registration and checks).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   foreach(part seed_finding resume_after_kill isolation)
-    add_test(NAME campaign_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
+    add_test(NAME campaign_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR} -DPY=${FLCE_PYTHON}
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/campaign_${part} -DPART=${part} -P ${CMAKE_CURRENT_LIST_FILE})
   endforeach()
-  set_tests_properties(campaign_seed_finding PROPERTIES LABELS "python" TIMEOUT 300)
+  set_tests_properties(campaign_seed_finding PROPERTIES LABELS "python" TIMEOUT 480)
   set_tests_properties(campaign_resume_after_kill PROPERTIES LABELS "python" TIMEOUT 300)
   set_tests_properties(campaign_isolation PROPERTIES LABELS "python" TIMEOUT 300)
   return()
@@ -66,7 +66,9 @@ if(PART STREQUAL "seed_finding")
   # A one-minute campaign finds the seed failure from the corpus, then explores sampled cases.
   set(D ${WORK}/run)
   # Up to two minutes (a loaded machine compiles slowly), or three cases if that comes first.
-  campaign(1 --minutes 2 --max-cases 3 --out ${D} --corpus ${WORK}/corpus --subject model --workers 1 --seed 7)
+  # Then each finding is shrunk (up to 60 s each) and gets minimized.json + repro.py.
+  campaign(1 --minutes 2 --max-cases 3 --out ${D} --corpus ${WORK}/corpus --subject model --workers 1 --seed 7
+           --minimize-s 60)
   foreach(f report.md report.json junit.xml state.json cases.jsonl)
     require("missing ${f}" EXISTS ${D}/${f})
   endforeach()
@@ -108,13 +110,28 @@ if(PART STREQUAL "seed_finding")
   string(REGEX MATCH "throughput: [0-9.]+ cases/min" m "${OUT}")
   require("no throughput printed" m)
   message(STATUS "${m}")
+  # Shrunk: same signature, fewer input elements, and a standalone script that shows it.
+  string(JSON shrink GET "${fj}" shrink)
+  string(JSON e0 GET "${fj}" elements)
+  string(JSON e1 GET "${fj}" min_elements)
+  require("seed finding not shrunk: '${shrink}'" shrink MATCHES "^(minimized|budget)$")
+  require("minimized case not smaller: ${e0} -> ${e1}" e1 LESS e0 AND e1 GREATER 0)
+  require("no minimized.json" EXISTS ${F}/minimized.json)
+  require("no repro.py" EXISTS ${F}/repro.py)
+  execute_process(COMMAND ${FLCE} case validate ${F}/minimized.json RESULT_VARIABLE vrc)
+  require("minimized.json does not validate" vrc EQUAL 0)
+  require("report.md lacks the shrink result" md MATCHES "${shrink}: ${e0} -> ${e1} input elements")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${SRC}/subjects ${PY} ${F}/repro.py
+                  RESULT_VARIABLE prc OUTPUT_VARIABLE pout ERROR_VARIABLE perr)
+  require("repro.py of the minimized seed case: exit ${prc}, expected 0 (reproduced)\n${pout}\n${perr}" prc EQUAL 0)
+  message(STATUS "seed finding shrunk (${shrink}): ${e0} -> ${e1} input elements; repro.py reproduces")
 
 elseif(PART STREQUAL "resume_after_kill")
   # aten-dtype-out runs hundreds of cases a minute with findings among them, and two
   # workers finish out of order: kill -9 lands mid-write, with indices done above a gap.
   set(D ${WORK}/run)
   # A short budget also bounds a background campaign a failed check would leave behind.
-  set(ARGS --minutes 3 --out ${D} --subject aten-dtype-out --workers 2 --seed 3 --quiet)
+  set(ARGS --minutes 3 --out ${D} --subject aten-dtype-out --workers 2 --seed 3 --quiet --minimize-s 0)
   string(REPLACE ";" " " args "${ARGS}")
   set(ids "")
   foreach(round 1 2)
@@ -212,7 +229,8 @@ elseif(PART STREQUAL "isolation")
       set(sig "timeout@eager")
     endif()
     set(D ${WORK}/${subject})
-    campaign(1 --minutes 3 --max-cases 2 --out ${D} --subject ${subject} --workers 1 --case-timeout 4 --quiet)
+    campaign(1 --minutes 3 --max-cases 2 --out ${D} --subject ${subject} --workers 1 --case-timeout 4 --quiet
+             --minimize-s 0)
     require("${subject}: campaign took ${SECONDS} s" SECONDS LESS 120)
     finding(${D} "${sig}")
     require("${subject}: no ${sig} finding" FINDING_ID)
@@ -226,7 +244,7 @@ elseif(PART STREQUAL "isolation")
   endforeach()
   # The parent never starts Python or torch (only the workers import it); each worker runs
   # in its own process group (a timeout kills its compile workers too) under the memory limit.
-  execute_process(COMMAND sh -c "'${FLCE}' campaign --minutes 1 --max-cases 1 --out ${WORK}/probe --subject hang --workers 1 --case-timeout 8 --worker-mem-gib 4 --quiet </dev/null >${WORK}/probe.log 2>&1 & echo $!"
+  execute_process(COMMAND sh -c "'${FLCE}' campaign --minutes 1 --max-cases 1 --out ${WORK}/probe --subject hang --workers 1 --case-timeout 8 --worker-mem-gib 4 --quiet --minimize-s 0 </dev/null >${WORK}/probe.log 2>&1 & echo $!"
                   OUTPUT_VARIABLE BG_PID OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(checked FALSE)
   foreach(i RANGE 120)

@@ -1,0 +1,188 @@
+#include "campaign_shrink.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "campaign_report.hpp"
+#include "case.hpp"
+#include "emit_python.hpp"
+#include "minimize.hpp"
+#include "worker_process.hpp"
+
+namespace flce {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double kStartupTimeoutS = 300;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// One `flce worker`, used synchronously: a case in, its outcome line out. A worker that
+// dies or overruns becomes that try's outcome ("crash:SIGSEGV@eager", "timeout@compiled"),
+// exactly as the exploration phase names them, and the next try gets a fresh worker.
+class ShrinkWorker {
+ public:
+  ShrinkWorker(const ShrinkOptions& o, fs::path log) : o_(o), log_(std::move(log)) {}
+
+  std::string outcome(const Case& c) {
+    if (!proc_ || !proc_->alive()) start();
+    const std::string key = fmt::format("shrink-{}", ++n_);
+    nlohmann::json req{{"key", key}, {"case", nlohmann::json::parse(to_json(c, -1))}};
+    proc_->send(req.dump() + "\n");
+    std::string stage = "queued";
+    const auto t0 = Clock::now();
+    for (;;) {
+      nlohmann::json j;
+      std::string how;
+      const double left = o_.case_timeout_s - since(t0);
+      if (left <= 0) {
+        proc_->kill();
+        return "timeout@" + stage;
+      }
+      if (!next_line(left, &j, &how)) return fmt::format("crash:{}@{}", how, stage);
+      if (j.is_null() || j.value("key", "") != key) continue;
+      if (j.contains("stage")) stage = j["stage"].get<std::string>();
+      else if (j.value("bad_input", false)) throw std::runtime_error("shrink: worker refused the case: " + j.value("why", ""));
+      else if (j.contains("outcome")) return j["outcome"].get<std::string>();
+    }
+  }
+
+  ~ShrinkWorker() {
+    if (proc_ && proc_->alive()) proc_->stop(10.0);
+  }
+
+ private:
+  void start() {
+    proc_ = std::make_unique<WorkerProcess>();
+    WorkerSpec w;
+    w.exe = o_.flce_exe;
+    w.args = {"worker", "--subject", o_.subject, "--mem-gib", fmt::format("{}", o_.worker_mem_gib)};
+    if (!o_.subject_path.empty()) w.args.insert(w.args.end(), {"--subject-path", o_.subject_path});
+    w.env = {"PYTHONFAULTHANDLER=1"};
+    if (!o_.gpu.empty()) w.env.push_back("CUDA_VISIBLE_DEVICES=" + o_.gpu);
+    if (!std::getenv("TORCHINDUCTOR_CACHE_DIR"))  // as the exploration workers: a cache of its own
+      w.env.push_back("TORCHINDUCTOR_CACHE_DIR=" + (log_.parent_path() / "shrink-inductor").string());
+    w.log_path = log_.string();
+    proc_->spawn(w);
+    const auto t0 = Clock::now();
+    for (;;) {
+      nlohmann::json j;
+      std::string how;
+      const double left = kStartupTimeoutS - since(t0);
+      if (left <= 0 || !next_line(left, &j, &how))
+        throw std::runtime_error(fmt::format("shrink: worker did not start ({}); see {}", how.empty() ? "timeout" : how,
+                                             log_.string()));
+      if (j.is_object() && j.contains("ready")) {
+        if (!j["ready"].get<bool>()) throw std::runtime_error("shrink: worker refused: " + j.value("why", ""));
+        return;
+      }
+    }
+  }
+
+  // Next protocol line within `timeout_s`; false (with *how) when the worker ended.
+  bool next_line(double timeout_s, nlohmann::json* out, std::string* how) {
+    const auto t0 = Clock::now();
+    while (pending_.empty()) {
+      const double left = timeout_s - since(t0);
+      if (left <= 0) {
+        *out = nullptr;
+        return true;  // the caller re-checks its own deadline
+      }
+      pollfd pf{proc_->out_fd(), POLLIN, 0};
+      ::poll(&pf, 1, static_cast<int>(std::min(left, 0.5) * 1000) + 1);
+      std::vector<std::string> lines;
+      const bool open = proc_->read_lines(lines);
+      for (auto& l : lines) pending_.push_back(l);
+      if (pending_.empty()) {
+        std::string ended = open ? proc_->poll_exit() : proc_->stop(5.0);
+        if (!ended.empty()) {
+          *how = ended;
+          return false;
+        }
+      }
+      if (o_.stop && *o_.stop) {
+        *how = proc_->kill();
+        return false;
+      }
+    }
+    *out = nlohmann::json::parse(pending_.front(), nullptr, false);
+    pending_.erase(pending_.begin());
+    if (out->is_discarded()) *out = nullptr;
+    return true;
+  }
+
+  ShrinkOptions o_;
+  fs::path log_;
+  std::unique_ptr<WorkerProcess> proc_;
+  std::vector<std::string> pending_;
+  int n_ = 0;
+};
+
+}  // namespace
+
+void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions& o,
+                     const std::function<void()>& save) {
+  const std::string signatures = slurp(fs::path(FLCE_SOURCE_DIR) / "oracles" / "signatures.json");
+  ShrinkWorker worker(o, dir / "workers" / "shrink.log");
+  for (auto& f : st.findings) {
+    if (!f.shrink.empty() || (o.stop && *o.stop)) continue;
+    const fs::path fdir = dir / "findings" / f.id;
+    Case c;
+    try {
+      c = from_json(slurp(fdir / "case.json"));
+    } catch (const std::exception& e) {
+      f.shrink = fmt::format("skipped: case.json unreadable ({})", e.what());
+      save();
+      continue;
+    }
+    f.elements = case_size(c).elements;
+    if (f.signature.rfind("timeout@", 0) == 0) {
+      f.shrink = "skipped: a timeout finding (every try would cost the case timeout)";
+      save();
+      continue;
+    }
+    MinimizeOptions mo;
+    mo.budget_s = o.per_finding_s;
+    mo.outcome = [&](const Case& k) { return worker.outcome(k); };
+    if (!o.quiet) mo.log = [&](const std::string& l) { std::fprintf(stderr, "shrink %s: %s\n", f.id.c_str(), l.c_str()); };
+    try {
+      MinimizeResult r = minimize(c, mo);
+      f.shrink_runs = r.runs;
+      f.min_elements = case_size(r.minimized).elements;
+      if (r.outcome != f.signature) {
+        f.shrink = "lost: " + r.outcome;  // not this finding any more (flaky, or depends on history)
+      } else {
+        f.shrink = !r.fixed_point ? "budget" : r.accepted > 0 ? "minimized" : "smallest";
+        write_atomic(fdir / "minimized.json", to_json(r.minimized, 2) + "\n");
+        EmitSpec spec{r.minimized, o.subject, o.subject_path, (fdir / "minimized.json").string(),
+                      {{"", "any", f.signature}}, signatures};
+        write_atomic(fdir / "repro.py", emit_python(spec));
+      }
+    } catch (const CaseError& e) {  // the first run passed or was unsupported: no longer reproduces
+      f.shrink = fmt::format("lost: {}", e.what());
+    }
+    if (!o.quiet)
+      std::fprintf(stderr, "shrink %s: %s (%lld -> %lld input elements, %d runs)\n", f.id.c_str(), f.shrink.c_str(),
+                   static_cast<long long>(f.elements), static_cast<long long>(f.min_elements), f.shrink_runs);
+    save();
+  }
+}
+
+}  // namespace flce

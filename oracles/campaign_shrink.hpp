@@ -1,0 +1,31 @@
+// The campaign's last step: each finding's first case is shrunk with minimize() (the
+// outcome line must stay identical; a candidate that fails differently is rejected),
+// every try run by one fresh `flce worker` (same isolation as exploration: a try that
+// crashes or hangs costs that try), and written next to the finding as minimized.json
+// plus a standalone repro.py (`flce repro --emit-python`'s script, expecting that exact
+// outcome). Findings already shrunk are skipped, so a resumed campaign continues here.
+#pragma once
+#include <csignal>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "campaign_state.hpp"
+
+namespace flce {
+
+struct ShrinkOptions {
+  std::string flce_exe, subject, subject_path;
+  double per_finding_s = 60;   // minimize()'s budget per finding
+  double case_timeout_s = 600;  // one try; past it the worker is killed ("timeout@stage")
+  double worker_mem_gib = 16;
+  std::string gpu;  // CUDA_VISIBLE_DEVICES of the worker ("": inherit)
+  bool quiet = false;
+  volatile std::sig_atomic_t* stop = nullptr;  // set by SIGINT/SIGTERM: finish the current try, stop
+};
+
+// Updates each finding's shrink fields and calls save() after each finding.
+void shrink_findings(const std::filesystem::path& dir, CampaignState& st, const ShrinkOptions& o,
+                     const std::function<void()>& save);
+
+}  // namespace flce
