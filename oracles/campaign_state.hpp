@@ -39,6 +39,9 @@ struct Finding {
   int64_t count = 0;
   std::string detail;  // crash: the signal; timeout: the limit; else the oracle's message
   bool cuda_poisoned = false;
+  // Merged campaigns (flce campaign-merge) only: the shard that saw it first, and the shard
+  // and case key its case.json came from (the smallest reproducer over all shards).
+  std::string first_shard, case_from;
 };
 
 struct CampaignState {
