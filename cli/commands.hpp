@@ -26,6 +26,7 @@ void add_reference_command(CLI::App& app);
 void add_run_commands(CLI::App& app);   // run, calibrate, main (need the Python oracles)
 void add_replay_command(CLI::App& app);  // replay the pinned corpus (needs the Python oracles)
 void add_campaign_commands(CLI::App& app);  // campaign, worker (issue: nightly campaigns)
+void add_campaign_merge_command(CLI::App& app);  // campaign-merge (multi-host shards)
 void add_repro_commands(CLI::App& app);     // repro, minimize
 void add_gate_commands(CLI::App& app);      // gate
 void add_matrix_commands(CLI::App& app);    // matrix

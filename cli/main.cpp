@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add_run_commands(app);
   add_replay_command(app);
   add_campaign_commands(app);
+  add_campaign_merge_command(app);
   add_repro_commands(app);
   add_gate_commands(app);
   add_matrix_commands(app);

@@ -76,7 +76,7 @@ target_compile_options(flce_python_host PRIVATE ${FLCE_WARNINGS})
 target_compile_definitions(flce_python_host PRIVATE PYBIND11_COMPILER_TYPE="_flce_embedded_host")
 add_library(flce_python STATIC oracles/differential.cpp oracles/campaign.cpp oracles/repro.cpp oracles/gate.cpp oracles/subject_worker.cpp
             oracles/matrix.cpp oracles/campaign_state.cpp oracles/campaign_report.cpp oracles/campaign_worker.cpp oracles/campaign_shrink.cpp
-            oracles/worker_process.cpp oracles/minimize.cpp)
+            oracles/worker_process.cpp oracles/minimize.cpp oracles/campaign_merge.cpp)
 target_link_libraries(flce_python PUBLIC flce_core flce_python_host)
 target_compile_options(flce_python PRIVATE ${FLCE_WARNINGS})
 get_filename_component(_flce_venv_bin ${FLCE_PYTHON} DIRECTORY)

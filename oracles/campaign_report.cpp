@@ -47,6 +47,11 @@ int64_t bucket(const CampaignState& st, const std::string& name) {
   return it == st.outcomes.end() ? 0 : it->second;
 }
 
+// Where a finding was first seen: its case key, behind the shard's directory when merged.
+std::string first_where(const Finding& f) {
+  return f.first_shard.empty() ? f.first_case : f.first_shard + ": " + f.first_case;
+}
+
 }  // namespace
 
 std::string shrink_cell(const Finding& f) {
@@ -78,18 +83,31 @@ void write_finding_json_to(const fs::path& finding_dir, const Finding& f) {
                            {"shrink_runs", f.shrink_runs},
                            {"elements", f.elements},
                            {"min_elements", f.min_elements}};
+  if (!f.first_shard.empty()) j["first_shard"] = f.first_shard;
+  if (!f.case_from.empty()) j["case_from"] = f.case_from;
   write_atomic(finding_dir / "finding.json", j.dump(2) + "\n");
 }
 
-void write_reports(const fs::path& dir, const CampaignState& st, const RunStats& rs) {
+void write_reports(const fs::path& to, const CampaignState& st, const RunStats& rs, const fs::path& named) {
+  const fs::path& dir = named.empty() ? to : named;
   const std::string torch = st.environment.is_object() ? st.environment.value("torch", "?") : "?";
   // report.md
   std::string md = fmt::format("# flce campaign: `{}`\n\n", st.subject);
-  md += fmt::format("torch {} · seed {} · {} workers · budget {} min{}\n\n", torch, rs.seed, rs.workers, rs.minutes,
-                    rs.max_cases > 0 ? fmt::format(" / {} cases", rs.max_cases) : "");
+  const bool merged = rs.shards.is_array();
+  if (merged) {
+    std::string seeds;
+    for (auto& [seed, cur] : st.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed);
+    md += fmt::format("torch {} · merged from {} shards · seeds {}\n\n", torch, rs.shards.size(), seeds);
+  } else {
+    md += fmt::format("torch {} · seed {} · {} workers · budget {} min{}\n\n", torch, rs.seed, rs.workers, rs.minutes,
+                      rs.max_cases > 0 ? fmt::format(" / {} cases", rs.max_cases) : "");
+  }
   md += "| | |\n|---|---|\n";
-  md += fmt::format("| cases run | {} ({} in this run; {} run{} of this campaign) |\n", st.cases_done, rs.cases_this_run,
-                    st.runs, st.runs == 1 ? "" : "s");
+  if (merged)
+    md += fmt::format("| cases run | {} (in {} shards, {} runs) |\n", st.cases_done, rs.shards.size(), st.runs);
+  else
+    md += fmt::format("| cases run | {} ({} in this run; {} run{} of this campaign) |\n", st.cases_done,
+                      rs.cases_this_run, st.runs, st.runs == 1 ? "" : "s");
   md += fmt::format("| pass / unsupported | {} / {} |\n", bucket(st, "pass"), bucket(st, "unsupported"));
   md += fmt::format("| distinct findings | {} |\n", st.findings.size());
   md += fmt::format("| throughput | {:.1f} cases/min |\n", cases_per_min(rs));
@@ -97,13 +115,24 @@ void write_reports(const fs::path& dir, const CampaignState& st, const RunStats&
   md += fmt::format("| time spent | {} |\n", duration(st.elapsed_s));
   if (rs.interrupted) md += "| note | interrupted; rerun the same command to resume |\n";
   md += "\n";
+  if (merged) {
+    md += "## Shards\n\n| shard | seeds | cases | findings | time spent |\n|---|---|---|---|---|\n";
+    for (auto& sh : rs.shards) {
+      std::string seeds;
+      for (auto& v : sh.value("seeds", nlohmann::ordered_json::array()))
+        seeds += (seeds.empty() ? "" : ", ") + v.dump();
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(sh.value("dir", "")), seeds, sh.value("cases_done", 0),
+                        sh.value("findings", 0), duration(sh.value("elapsed_s", 0.0)));
+    }
+    md += "\n";
+  }
   if (st.findings.empty()) {
     md += "No findings.\n";
   } else {
     md += "## Findings\n\n| signature | count | first seen | first case | shrunk | repro |\n|---|---|---|---|---|---|\n";
     for (auto& f : st.findings)
       md += fmt::format("| `{}` | {} | {} ({}) | [{}](findings/{}/case.json) | {} | `{}` |\n", cell(f.signature), f.count,
-                        duration(f.first_seen_s), f.first_seen, cell(f.first_case), f.id, shrink_cell(f),
+                        duration(f.first_seen_s), f.first_seen, cell(first_where(f)), f.id, shrink_cell(f),
                         repro_command(dir, st, f));
     md += "\n";
     for (auto& f : st.findings)
@@ -111,14 +140,19 @@ void write_reports(const fs::path& dir, const CampaignState& st, const RunStats&
         md += fmt::format("- `{}`: {}{}\n", cell(f.signature), f.cuda_poisoned ? "**CUDA context poisoned** " : "",
                           cell(f.detail));
   }
-  write_atomic(dir / "report.md", md);
+  write_atomic(to / "report.md", md);
 
   // report.json
   nlohmann::ordered_json j;
   j["subject"] = st.subject;
   j["subject_path"] = st.subject_path;
   j["environment"] = st.environment;
-  j["seed"] = rs.seed;
+  if (merged) {
+    j["seed"] = nullptr;  // one per shard, below
+    j["shards"] = rs.shards;
+  } else {
+    j["seed"] = rs.seed;
+  }
   j["workers"] = rs.workers;
   j["cases_done"] = st.cases_done;
   j["cases_this_run"] = rs.cases_this_run;
@@ -130,14 +164,18 @@ void write_reports(const fs::path& dir, const CampaignState& st, const RunStats&
   j["interrupted"] = rs.interrupted;
   j["outcomes"] = st.outcomes;
   auto fj = nlohmann::ordered_json::array();
-  for (auto& f : st.findings)
-    fj.push_back({{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
-                  {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"detail", f.detail},
-                  {"case", (fs::path("findings") / f.id / "case.json").string()}, {"repro", repro_command(dir, st, f)},
-                  {"shrink", f.shrink}, {"shrink_runs", f.shrink_runs}, {"elements", f.elements},
-                  {"min_elements", f.min_elements}});
+  for (auto& f : st.findings) {
+    nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
+                             {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"detail", f.detail},
+                             {"case", (fs::path("findings") / f.id / "case.json").string()},
+                             {"repro", repro_command(dir, st, f)}, {"shrink", f.shrink}, {"shrink_runs", f.shrink_runs},
+                             {"elements", f.elements}, {"min_elements", f.min_elements}};
+    if (!f.first_shard.empty()) x["first_shard"] = f.first_shard;
+    if (!f.case_from.empty()) x["case_from"] = f.case_from;
+    fj.push_back(x);
+  }
   j["findings"] = fj;
-  write_atomic(dir / "report.json", j.dump(2) + "\n");
+  write_atomic(to / "report.json", j.dump(2) + "\n");
 
   // junit.xml
   const std::string cls = xml_escape("flce.campaign." + st.subject);
@@ -151,20 +189,22 @@ void write_reports(const fs::path& dir, const CampaignState& st, const RunStats&
   for (auto& f : st.findings)
     cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\"><failure type=\"finding\" message=\"{} hits, first "
                          "{}\">{}\nrepro: {}</failure></testcase>\n",
-                         cls, xml_escape(f.signature), f.count, xml_escape(f.first_case), xml_escape(f.detail),
+                         cls, xml_escape(f.signature), f.count, xml_escape(first_where(f)), xml_escape(f.detail),
                          xml_escape(repro_command(dir, st, f)));
   const size_t tests = st.findings.size() + 1 + (unsupported ? 1 : 0);
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format("<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.1f}\">\n",
                      cls, tests, st.findings.size(), unsupported ? 1 : 0, st.elapsed_s);
   xml += cases + "  </testsuite>\n</testsuites>\n";
-  write_atomic(dir / "junit.xml", xml);
+  write_atomic(to / "junit.xml", xml);
 }
 
 std::string summary_text(const fs::path& dir, const CampaignState& st, const RunStats& rs) {
-  std::string s = fmt::format("campaign {}: {} cases ({} this run in {}), {} distinct outcomes, {} findings{}\n",
-                              st.subject, st.cases_done, rs.cases_this_run, duration(rs.wall_s), st.outcomes.size(),
-                              st.findings.size(), rs.interrupted ? " (interrupted)" : "");
+  const std::string run = rs.shards.is_array() ? fmt::format("merged from {} shards", rs.shards.size())
+                                               : fmt::format("{} this run in {}", rs.cases_this_run, duration(rs.wall_s));
+  std::string s = fmt::format("campaign {}: {} cases ({}), {} distinct outcomes, {} findings{}\n", st.subject,
+                              st.cases_done, run, st.outcomes.size(), st.findings.size(),
+                              rs.interrupted ? " (interrupted)" : "");
   s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
   if (st.first_finding_s) {
     const Finding* first = &st.findings.front();

@@ -14,9 +14,15 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   uint64_t seed = 0;
   int workers = 1;
   bool interrupted = false;
+  // Merged campaigns: one object per shard ({dir, seeds, cases_done, findings, ...}); the
+  // reports then name the shards instead of one seed. Null for a single campaign.
+  nlohmann::ordered_json shards;
 };
 
-void write_reports(const std::filesystem::path& dir, const CampaignState& st, const RunStats& rs);
+// `named`: the directory the repro commands name, when the reports are written elsewhere
+// first (a merge builds its result aside); empty: `dir`.
+void write_reports(const std::filesystem::path& dir, const CampaignState& st, const RunStats& rs,
+                   const std::filesystem::path& named = {});
 // The lines printed at the end: totals, cases/min, time to first finding, where the report is.
 std::string summary_text(const std::filesystem::path& dir, const CampaignState& st, const RunStats& rs);
 // findings/<id>/finding.json: signature, first case and time, count of hits.

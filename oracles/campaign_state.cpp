@@ -96,11 +96,15 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["corpus_done"] = corpus_done;
   j["outcomes"] = outcomes;
   auto fj = nlohmann::ordered_json::array();
-  for (auto& f : findings)
-    fj.push_back({{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
-                  {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"last_seen", f.last_seen},
-                  {"detail", f.detail}, {"cuda_poisoned", f.cuda_poisoned}, {"shrink", f.shrink},
-                  {"shrink_runs", f.shrink_runs}, {"elements", f.elements}, {"min_elements", f.min_elements}});
+  for (auto& f : findings) {
+    nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
+                             {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"last_seen", f.last_seen},
+                             {"detail", f.detail}, {"cuda_poisoned", f.cuda_poisoned}, {"shrink", f.shrink},
+                             {"shrink_runs", f.shrink_runs}, {"elements", f.elements}, {"min_elements", f.min_elements}};
+    if (!f.first_shard.empty()) x["first_shard"] = f.first_shard;  // a single campaign's state stays as it was
+    if (!f.case_from.empty()) x["case_from"] = f.case_from;
+    fj.push_back(x);
+  }
   j["findings"] = fj;
   j["environment"] = environment;
   return j;
@@ -140,6 +144,8 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     x.shrink_runs = f.value("shrink_runs", 0);
     x.elements = f.value("elements", int64_t{0});
     x.min_elements = f.value("min_elements", int64_t{0});
+    x.first_shard = f.value("first_shard", "");
+    x.case_from = f.value("case_from", "");
     s.findings.push_back(x);
   }
   s.environment = j.value("environment", nlohmann::json::object());

@@ -45,6 +45,9 @@ struct Finding {
   std::string shrink;
   int shrink_runs = 0;
   int64_t elements = 0, min_elements = 0;  // input elements of case.json / minimized.json
+  // Merged campaigns (flce campaign-merge) only: the shard that saw it first, and the shard
+  // and case key its case.json came from (the smallest reproducer over all shards).
+  std::string first_shard, case_from;
 };
 
 struct CampaignState {

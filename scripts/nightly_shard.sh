@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One shard of the multi-host nightly job: a campaign with seed BASE+INDEX and its own
+# --out, then a libFuzzer run with -seed=BASE+INDEX and its own corpus directory.
+#   scripts/nightly_shard.sh INDEX COUNT OUT_ROOT      -> OUT_ROOT/shard-INDEX/{campaign,fuzz-corpus,...}
+# Rerunning the same command resumes the campaign and grows the same corpus (a requeued
+# Slurm task loses nothing). scripts/nightly_merge.sh merges the shards afterwards.
+# Settings (environment):
+#   FLCE_BUILD            build directory (default: build)
+#   NIGHTLY_SUBJECT       subject of the campaign and of subject_fuzzer (default: model)
+#   NIGHTLY_SEED          base seed, >= 1 (default: 1); libFuzzer reads -seed=0 as "random"
+#   NIGHTLY_MINUTES       campaign budget (default: 60); NIGHTLY_MAX_CASES, NIGHTLY_WORKERS optional
+#   NIGHTLY_CORPUS        case files: shard 0's campaign runs them, every fuzzer starts from them
+#                         (default: corpus/cases)
+#   NIGHTLY_FUZZER        libFuzzer binary (default: $FLCE_BUILD/fuzz/subject_fuzzer); "none": skip
+#   NIGHTLY_FUZZ_SECONDS  libFuzzer time budget (default: 600); NIGHTLY_FUZZ_RUNS optional
+# Exit: 0 when both ran (findings are in the reports, not in the exit code), else non-zero.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)  # defaults only; paths given are relative to the caller
+die() { printf 'nightly_shard: %s\n' "$*" >&2; exit 2; }
+log() { printf '[nightly_shard %s/%s] %s\n' "$INDEX" "$COUNT" "$*" >&2; }
+
+[[ $# -eq 3 ]] || die "usage: nightly_shard.sh INDEX COUNT OUT_ROOT"
+INDEX=$1 COUNT=$2 ROOT=$3
+[[ $INDEX =~ ^[0-9]+$ && $COUNT =~ ^[0-9]+$ ]] || die "INDEX '$INDEX' and COUNT '$COUNT' must be integers"
+((INDEX < COUNT)) || die "INDEX $INDEX must be below COUNT $COUNT"
+BUILD=${FLCE_BUILD:-$REPO/build}
+FLCE=$BUILD/flce
+SUBJECT=${NIGHTLY_SUBJECT:-model}
+BASE=${NIGHTLY_SEED:-1}
+[[ $BASE =~ ^[0-9]+$ ]] && ((BASE >= 1)) || die "NIGHTLY_SEED '$BASE' must be an integer >= 1"
+SEED=$((BASE + INDEX))
+CORPUS=${NIGHTLY_CORPUS:-$REPO/corpus/cases}
+FUZZER=${NIGHTLY_FUZZER:-$BUILD/fuzz/subject_fuzzer}
+[[ -x $FLCE ]] || die "$FLCE: not built (ninja -C $BUILD flce)"
+[[ $FUZZER == none || -x $FUZZER ]] || die "$FUZZER: not built (ninja -C $BUILD $(basename "$FUZZER")), or NIGHTLY_FUZZER=none"
+[[ -d $CORPUS ]] || die "NIGHTLY_CORPUS $CORPUS: not a directory"
+SHARD=$ROOT/shard-$INDEX
+mkdir -p "$SHARD/fuzz-corpus" "$SHARD/fuzz-artifacts"
+
+# 1. Campaign. Only shard 0 runs the corpus files: on every shard they would be the same
+#    cases, counted COUNT times in the merge.
+args=(campaign --minutes "${NIGHTLY_MINUTES:-60}" --out "$SHARD/campaign" --subject "$SUBJECT" --seed "$SEED" --quiet)
+((INDEX == 0)) && args+=(--corpus "$CORPUS")
+[[ -n ${NIGHTLY_MAX_CASES:-} ]] && args+=(--max-cases "$NIGHTLY_MAX_CASES")
+[[ -n ${NIGHTLY_WORKERS:-} ]] && args+=(--workers "$NIGHTLY_WORKERS")
+log "flce ${args[*]}"
+rc=0
+"$FLCE" "${args[@]}" || rc=$?
+((rc <= 1)) || die "flce campaign failed (exit $rc); see above"
+
+# 2. libFuzzer. New inputs go to the first directory (this shard's); the corpus is read only.
+if [[ $FUZZER != none ]]; then
+  export FLCE_FUZZ_SUBJECT=${FLCE_FUZZ_SUBJECT:-$SUBJECT}
+  fargs=(-seed="$SEED" -max_total_time="${NIGHTLY_FUZZ_SECONDS:-600}" -max_len=2048 -print_final_stats=1
+         -artifact_prefix="$SHARD/fuzz-artifacts/")
+  [[ -n ${NIGHTLY_FUZZ_RUNS:-} ]] && fargs+=(-runs="$NIGHTLY_FUZZ_RUNS")
+  log "$FUZZER ${fargs[*]} $SHARD/fuzz-corpus $CORPUS"
+  rc=0
+  "$FUZZER" "${fargs[@]}" "$SHARD/fuzz-corpus" "$CORPUS" >"$SHARD/fuzz.log" 2>&1 || rc=$?
+  ((rc == 0)) || die "$FUZZER exit $rc (a crash leaves its input in $SHARD/fuzz-artifacts/); log: $SHARD/fuzz.log"
+  log "fuzz corpus: $(find "$SHARD/fuzz-corpus" -type f | wc -l) inputs"
+fi
+log "done: $SHARD"
