@@ -4,6 +4,9 @@
 #   .carry/root/usr/...   RapidCheck, nlohmann-json, CLI11, fmt (+ libfmt.so.9) from Debian .debs
 #   .carry/libfuzzer/     libFuzzer runtime archives (clang 14)
 #   .carry/wheels/        liger-kernel==0.8.5 wheel (installed there with --no-deps)
+#   .carry/liger/NAME/src Liger-Kernel source trees for `flce gate` (PRs #1324, #1328 and
+#                         their merge bases), exported from a mirror (LIGER_MIRROR, a bare
+#                         git repository with refs/pull/*); skipped with a note when absent
 # Idempotent: each part is skipped when its stamp exists. Keep the whole under ~30 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +62,30 @@ else
   log "liger wheel: already downloaded"
 fi
 
+
+# 4. Liger-Kernel trees for the gate demonstrations (never committed: .carry is ignored).
+LIGER_MIRROR=${LIGER_MIRROR:-/work/.mirror/linkedin+Liger-Kernel/repo}
+if [[ ! -f $CARRY/liger/.stamp ]]; then
+  if git -C "$LIGER_MIRROR" rev-parse -q --verify refs/pull/1324/head >/dev/null 2>&1; then
+    rm -rf "$CARRY/liger"
+    for pr in 1324 1328; do
+      head=refs/pull/$pr/head
+      base=$(git -C "$LIGER_MIRROR" merge-base refs/heads/main "$head") || die "merge-base of PR #$pr"
+      for pair in "pr$pr:$head" "base$pr:$base"; do
+        name=${pair%%:*}
+        mkdir -p "$CARRY/liger/$name"
+        git -C "$LIGER_MIRROR" archive "${pair#*:}" src 2>/dev/null | tar -x -C "$CARRY/liger/$name" || die "export $name"
+        echo "$name $(git -C "$LIGER_MIRROR" rev-parse "${pair#*:}")" >>"$CARRY/liger/REFS"
+      done
+    done
+    touch "$CARRY/liger/.stamp"
+    log "Liger trees: $(tr '\n' ';' <"$CARRY/liger/REFS")"
+  else
+    log "no Liger mirror at $LIGER_MIRROR (fetch github:linkedin/Liger-Kernel): gate demonstrations will be skipped"
+  fi
+else
+  log "Liger trees: already exported"
+fi
 size_kib=$(du -sk "$CARRY" | cut -f1)
 log "ready: $CARRY ($((size_kib / 1024)) MiB)"
 ((size_kib < 30 * 1024)) || log "WARNING: .carry is over 30 MiB"

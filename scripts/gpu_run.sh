@@ -9,6 +9,10 @@
 #   FLCE_CTEST_ARGS (extra ctest args for the full run)    FLCE_JOBS (default nproc)
 #   FLCE_BUILD_DIR (default build)     FLCE_BENCH_BUDGETS (default "384 1536": extra --budget-mib rows)
 #   FLCE_CTEST_JOBS (default 8)
+#   FLCE_STEPS (default "gpu_tests bench runs ctest": the GPU suite and the benchmark in one
+#     call). Others: probe (toolchain/exception facts), fixes (flce_workaround vs Liger PR
+#     #1328, scripts/compare_fixes.py), campaign (vs Liger on every GPU), gate (Liger PRs
+#     #1324 and #1328 against their merge bases); need .carry/liger from gpu_prepare.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -19,6 +23,8 @@ T0=$(date +%s)
 DEADLINE=${FLCE_DEADLINE_S:-570}
 JOBS=${FLCE_JOBS:-$(nproc)}
 BUILD=${FLCE_BUILD_DIR:-build}
+STEPS=" ${FLCE_STEPS:-gpu_tests bench runs ctest} "
+want() { [[ $STEPS == *" $1 "* ]]; }
 declare -a SUMMARY=()
 FAILED=0
 record() {  # record NAME STATUS DETAIL
@@ -87,7 +93,9 @@ fi
 
 # ---- GPU reference tests ----
 TESTS=$( [[ -d $BUILD ]] && cd "$BUILD" && ctest -N 2>/dev/null)  # no `| grep -q`: SIGPIPE under pipefail
-if [[ $TESTS == *"gpu_reference"* ]]; then
+if ! want gpu_tests; then
+  :
+elif [[ $TESTS == *"gpu_reference"* ]]; then
   if (cd "$BUILD" && timeout "$(left)" ctest -V -R '^gpu_reference') >"$OUT/ctest_gpu.log" 2>&1; then
     record gpu_tests ok "$(grep -oE '\[  (PASSED|SKIPPED) \] [0-9]+ tests?' "$OUT/ctest_gpu.log" | tr '\n' ' ')"
   else
@@ -115,7 +123,9 @@ else
   B=$(find "$BUILD" -name flce_bench -type f -perm -u+x 2>/dev/null | head -1)
   [[ -n $B ]] && BENCH=("$B" --csv "$OUT/bench.csv")
 fi
-if ((${#BENCH[@]})); then
+if ! want bench; then
+  :
+elif ((${#BENCH[@]})); then
   # shellcheck disable=SC2086
   if timeout "$(left)" "${BENCH[@]}" ${FLCE_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1; then
     record bench ok "${BENCH[*]}"
@@ -131,7 +141,7 @@ if ((${#BENCH[@]})); then
 else
   record bench FAIL "no bench executable was built"
 fi
-if [[ -f scripts/bench_liger.py ]]; then  # Liger / naive torch timings (written by others)
+if want bench && [[ -f scripts/bench_liger.py ]]; then  # Liger / naive torch timings, same run
   if timeout "$(left)" python3 scripts/bench_liger.py >"$OUT/bench_liger.log" 2>&1; then
     record bench_liger ok "scripts/bench_liger.py"
   else
@@ -141,28 +151,104 @@ if [[ -f scripts/bench_liger.py ]]; then  # Liger / naive torch timings (written
 fi
 
 # ---- the differential loop on Liger itself (issue evidence: seed case, default, workaround) ----
-if [[ -x $BUILD/flce ]] && (($(left) > 60)); then
+LIGER=$CARRY/liger
+if want probe && [[ -x $BUILD/flce ]]; then
+  # Facts for the embedded host's C++ runtime: which libraries are first in the global
+  # scope, and who else exports the exception ABI (see cmake/FlceTorch.cmake).
+  {
+    echo "## NEEDED of flce"; readelf -d "$BUILD/flce" | grep NEEDED | head -6
+    LIBPY=$(python3 -c 'import sysconfig,os;print(os.path.join(sysconfig.get_config_var("LIBDIR"),sysconfig.get_config_var("LDLIBRARY")))')
+    echo "## $LIBPY ($(readlink -f "$LIBPY")) exports:"
+    nm -D --defined-only "$LIBPY" 2>&1 | grep -E ' (__cxa_|_Unwind_|__gxx_personality|_ZSt17current_exception|_ZSt9terminate)' | head -12
+    echo "## python3: $(readlink -f "$(command -v python3)")"
+    for pre in "" "$(g++ -print-file-name=libgcc_s.so.1):$(g++ -print-file-name=libstdc++.so.6)"; do
+      echo "## flce run model-bf16-default (LD_PRELOAD='$pre')"
+      LD_PRELOAD=$pre timeout 120 "$BUILD/flce" run corpus/cases/model-bf16-default.json --subject model 2>&1 | grep -E '^(compiled|outcome|first)'
+      echo "## flce gate --base subject=model,python=/nonexistent (expects exit 2) (LD_PRELOAD='$pre')"
+      LD_PRELOAD=$pre timeout 60 "$BUILD/flce" gate --base subject=model,python=/nonexistent/bin/python --candidate subject=model --no-corpus --sample 1 >/dev/null 2>&1
+      echo "exit $?"
+    done
+  } >"$OUT/probe.log" 2>&1
+  record probe ok "probe.log: $(grep -c '^outcome: pass' "$OUT/probe.log") of 2 passes, gate exits $(grep '^exit' "$OUT/probe.log" | tr '\n' ' ')"
+  cat "$OUT/probe.log"
+fi
+
+if want runs && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
   {
     "$BUILD/flce" env
     for spec in "liger-seed-bf16-accum-fp32 liger" "liger-seed-bf16-accum-fp32 liger+workaround" \
-                "liger-bf16-default liger" "seed-raw-addmm-dtype-out aten-dtype-out"; do
+                "liger-seed-bf16-accum-fp32 liger $LIGER/pr1328/src" "liger-bf16-default liger" \
+                "liger-fp16-default liger" "liger-fp32-default liger" "seed-raw-addmm-dtype-out aten-dtype-out"; do
       set -- $spec
       c=corpus/cases/$1.json
+      sp=()
+      [[ -n ${3:-} ]] && { [[ -d $3 ]] || continue; sp=(--subject-path "$3"); }
       [[ $2 == aten-dtype-out ]] && { python3 - "$c" >/tmp/cuda_case.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["device"] = "cuda"; print(json.dumps(d))
 PY
       c=/tmp/cuda_case.json; }
-      echo "=== flce run $1 --subject $2"
-      timeout 120 "$BUILD/flce" run "$c" --subject "$2"; echo "exit $?"
+      echo "=== flce run $1 --subject $2 ${sp[*]}"
+      timeout 120 "$BUILD/flce" run "$c" --subject "$2" "${sp[@]}"; echo "exit $?"
     done
   } >"$OUT/flce_runs.log" 2>&1
   record flce_runs ok "flce_runs.log: $(grep -c '^outcome' "$OUT/flce_runs.log") runs"
   grep -E '^(=== |outcome|first failing|reference-cuda|eager  |compiled)' "$OUT/flce_runs.log" | cut -c1-160
 fi
 
+# ---- the two fixes side by side: flce_workaround on Liger 0.8.5 vs PR #1328's guard ----
+if want fixes && (($(left) > 60)); then
+  {
+    python3 scripts/compare_fixes.py --label "liger 0.8.5 eager/compiled (no fix)"
+    python3 scripts/compare_fixes.py --label "liger 0.8.5 + flce_workaround" --workaround
+    [[ -d $LIGER/pr1328/src ]] && PYTHONPATH=$LIGER/pr1328/src:$PYTHONPATH \
+      python3 scripts/compare_fixes.py --label "liger PR #1328 (guard)"
+    python3 scripts/compare_fixes.py --table
+  } >"$OUT/fixes.log" 2>&1
+  rc=$?
+  record fixes "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "fixes.log (scripts/compare_fixes.py)"
+  tail -12 "$OUT/fixes.log"
+fi
+
+# ---- a campaign against Liger on every GPU (one worker per GPU and more) ----
+if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
+  NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  C=/tmp/flce-campaign-liger
+  rm -rf "$C"
+  timeout "$(left)" "$BUILD/flce" campaign --subject liger --device cuda --corpus corpus/cases \
+    --minutes "${FLCE_CAMPAIGN_MIN:-2}" --workers "${FLCE_CAMPAIGN_WORKERS:-$((NG * 4))}" --seed 11 \
+    --minimize-s "${FLCE_MINIMIZE_S:-40}" --case-timeout 180 --quiet >"$OUT/campaign.log" 2>&1
+  rc=$?
+  cat "$C/report.md" >>"$OUT/campaign.log" 2>/dev/null
+  for f in "$C"/findings/*/repro.py; do  # each script on its own, as an upstream maintainer would
+    [[ -f $f ]] || continue
+    echo "## $f"; (cd /tmp && timeout 120 env PYTHONPATH="$SITE" python3 "$f" 2>&1 | tail -3; echo "repro exit ${PIPESTATUS[0]}")
+  done >>"$OUT/campaign.log" 2>&1
+  tar -czf "$OUT/campaign.tgz" -C /tmp flce-campaign-liger --exclude='*-inductor' 2>/dev/null
+  record campaign "$([[ $rc == 0 || $rc == 1 ]] && echo ok || echo FAIL)" "exit $rc; $(grep -E '^(campaign|throughput|time to first)' "$OUT/campaign.log" | tr '\n' ' ')"
+  grep -E '^(campaign|throughput|time to first|  +[0-9]+x|## |repro exit)' "$OUT/campaign.log" | cut -c1-200
+fi
+
+# ---- gate Liger's two PRs against their merge bases (one GPU each when there are two) ----
+if want gate && [[ -x $BUILD/flce ]] && [[ -d $LIGER ]] && (($(left) > 90)); then
+  NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  gate() {  # gate NAME BASE CANDIDATE GPU
+    CUDA_VISIBLE_DEVICES=$4 timeout "$(left)" "$BUILD/flce" gate --device cuda --sample "${FLCE_GATE_SAMPLE:-4}" \
+      --base "subject=liger,path=$LIGER/$2/src" --candidate "subject=liger,path=$LIGER/$3/src" \
+      --timeout 240 --out "/tmp/gate-$1" >"$OUT/gate-$1.md" 2>"/tmp/gate-$1.err"
+    echo "exit $?" >>"$OUT/gate-$1.md"
+    tail -20 "/tmp/gate-$1.err" >>"$OUT/gate-$1.md"
+  }
+  gate pr1324 base1324 pr1324 0 &
+  gate pr1328 base1328 pr1328 $((NG > 1 ? 1 : 0)) &
+  wait
+  tar -czf "$OUT/gate.tgz" -C /tmp gate-pr1324 gate-pr1328 2>/dev/null
+  record gate ok "pr1324: $(grep '^exit' "$OUT/gate-pr1324.md"), pr1328: $(grep '^exit' "$OUT/gate-pr1328.md")"
+  head -40 "$OUT/gate-pr1324.md" | cut -c1-220; head -30 "$OUT/gate-pr1328.md" | cut -c1-220
+fi
+
 # ---- everything else ----
-if [[ -d $BUILD ]] && (($(left) > 20)); then
+if want ctest && [[ -d $BUILD ]] && (($(left) > 20)); then
   # shellcheck disable=SC2086
   (cd "$BUILD" && timeout "$(left)" ctest -j "${FLCE_CTEST_JOBS:-8}" --output-on-failure -E '^gpu_reference' ${FLCE_CTEST_ARGS:-}) >"$OUT/ctest_all.log" 2>&1
   rc=$?
@@ -173,7 +259,7 @@ if [[ -d $BUILD ]] && (($(left) > 20)); then
     ((rc == 124)) && tot="timed out after the deadline; $tot"
     record ctest_all FAIL "$tot; failing: $(grep -E '^\s+[0-9]+ - ' "$OUT/ctest_all.log" | tr -s ' ' | tr '\n' ';')"
   fi
-else
+elif want ctest; then
   record ctest_all FAIL "no time left (deadline ${DEADLINE}s) or no build"
 fi
 finish
