@@ -152,6 +152,17 @@ fi
 
 # ---- the differential loop on Liger itself (issue evidence: seed case, default, workaround) ----
 LIGER=$CARRY/liger
+# On this box a C++ exception thrown inside the flce process segfaults unless libstdc++ and
+# libgcc_s come first in the global symbol scope (probe: `flce gate` with a bad SPEC exits
+# 139 without, 2 with). The link-order fix in cmake/FlceTorch.cmake did not reach the box's
+# NEEDED list, so the steps below preload them. FLCE_NO_PRELOAD=1 turns it off (the probe).
+PRELOAD=$(g++ -print-file-name=libgcc_s.so.1):$(g++ -print-file-name=libstdc++.so.6)
+if want probe; then
+  :
+elif [[ -z ${FLCE_NO_PRELOAD:-} && -f ${PRELOAD%%:*} && -f ${PRELOAD##*:} ]]; then
+  export LD_PRELOAD=$PRELOAD
+  record preload ok "LD_PRELOAD=$PRELOAD"
+fi
 if want probe && [[ -x $BUILD/flce ]]; then
   # Facts for the embedded host's C++ runtime: which libraries are first in the global
   # scope, and who else exports the exception ABI (see cmake/FlceTorch.cmake).
@@ -215,7 +226,7 @@ if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   C=/tmp/flce-campaign-liger
   rm -rf "$C"
-  timeout "$(left)" "$BUILD/flce" campaign --subject liger --device cuda --corpus corpus/cases \
+  timeout "$(left)" "$BUILD/flce" campaign --out "$C" --subject liger --device cuda --corpus corpus/cases \
     --minutes "${FLCE_CAMPAIGN_MIN:-2}" --workers "${FLCE_CAMPAIGN_WORKERS:-$((NG * 4))}" --seed 11 \
     --minimize-s "${FLCE_MINIMIZE_S:-40}" --case-timeout 180 --quiet >"$OUT/campaign.log" 2>&1
   rc=$?
