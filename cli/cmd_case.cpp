@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "oracles/case.hpp"
+#include "oracles/sampler.hpp"
 
 namespace flce::cli {
 
@@ -53,6 +54,27 @@ void add_case_commands(CLI::App& app) {
   static std::string canon_file;
   canon->add_option("file", canon_file, "Case JSON file")->required()->check(CLI::ExistingFile);
   canon->callback([] { std::printf("%s\n", to_json(from_json_file(canon_file)).c_str()); });
+
+  // A campaign names sampled cases "sample:SEED#INDEX"; this prints one back as a file.
+  auto* samp = c->add_subcommand("sample", "Print sampled case INDEX of SEED as a campaign (key sample:SEED#INDEX) or gate (sample-SEED-INDEX) draws it");
+  static uint64_t samp_seed = 1, samp_index = 0;
+  static std::string samp_device = "cpu";
+  static bool samp_ops = false;
+  samp->add_option("--seed", samp_seed, "Sampler seed")->required();
+  samp->add_option("--index", samp_index, "Case index in that seed's stream")->required();
+  samp->add_option("--device", samp_device, "As the campaign's --device")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  samp->add_flag("--op-kinds", samp_ops, "As a campaign of aten-dtype-out (op cases included)");
+  static bool samp_fixed_compile = false;
+  samp->add_flag("--fixed-compile", samp_fixed_compile, "As `flce gate` without --vary-compile (default compile options)");
+  samp->callback([] {
+    SampleSpace sp;
+    sp.op_kinds = samp_ops;
+    sp.compile_options = !samp_fixed_compile;
+    sp.device = samp_device == "cuda" ? Device::CUDA : Device::CPU;
+    std::printf("%s\n", to_json(sample_case(samp_seed, samp_index, sp), 2).c_str());
+  });
 }
 
 }  // namespace flce::cli

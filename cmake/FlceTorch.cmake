@@ -46,7 +46,9 @@ target_link_options(flce_torch INTERFACE "-Wl,--allow-shlib-undefined")
 # The host must share libstdc++ (shared) with libtorch: a toolchain that links libstdc++.a
 # statically (the GPU box's /opt/gcc g++) leaves a second C++ exception runtime in the
 # executable that interposes libtorch's, and every exception caught inside torch then
-# reads as null ("e_ptr INTERNAL ASSERT FAILED"). Refuse such a toolchain up front.
+# reads as null ("e_ptr INTERNAL ASSERT FAILED"). Refuse such a toolchain up front. Necessary,
+# not sufficient: built with the box's system g++ the embedded host still shows the defect
+# there (scripts/gpu_run.sh works around it; BENCHMARKS.md has the measurements).
 execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so OUTPUT_VARIABLE _flce_libstdcxx
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT IS_ABSOLUTE "${_flce_libstdcxx}" OR NOT EXISTS "${_flce_libstdcxx}")
@@ -61,13 +63,6 @@ add_library(flce_python_host STATIC oracles/python_host.cpp)
 # PRIVATE: torch include dirs (with their own fmt) must not leak into other targets.
 target_link_libraries(flce_python_host PRIVATE flce_torch ${FLCE_TORCH_PYTHON_LIB} Python3::Python nlohmann_json::nlohmann_json)
 target_include_directories(flce_python_host PUBLIC ${CMAKE_SOURCE_DIR})
-# The C++ runtime first in every host executable's global symbol scope: libgcc_s and
-# libstdc++ become NEEDED before libpython and libtorch. A libpython that carries and
-# exports its own unwinder or C++ ABI copy (seen on the GPU box: C++ exceptions in flce
-# itself segfaulted and every exception inside torch read as null, "e_ptr INTERNAL ASSERT
-# FAILED", while the same Python run directly was fine) then no longer interposes them.
-target_link_options(flce_python_host INTERFACE "LINKER:--push-state,--no-as-needed" -lgcc_s -lstdc++
-                    "LINKER:--pop-state")
 target_compile_options(flce_python_host PRIVATE ${FLCE_WARNINGS})
 # Keep the host's pybind11 state apart from torch._C's: the host needs none of torch's
 # bound types (tensors cross through THPVariable_Wrap/Unpack), and sharing the internals

@@ -152,16 +152,20 @@ fi
 
 # ---- the differential loop on Liger itself (issue evidence: seed case, default, workaround) ----
 LIGER=$CARRY/liger
-# On this box a C++ exception thrown inside the flce process segfaults unless libstdc++ and
-# libgcc_s come first in the global symbol scope (probe: `flce gate` with a bad SPEC exits
-# 139 without, 2 with). The link-order fix in cmake/FlceTorch.cmake did not reach the box's
-# NEEDED list, so the steps below preload them. FLCE_NO_PRELOAD=1 turns it off (the probe).
+# Two defects of the embedded host seen only on this box (BENCHMARKS.md, "GPU box host"):
+# a C++ exception thrown inside the flce process segfaults unless libstdc++ and libgcc_s are
+# preloaded (probe: `flce gate` with a bad SPEC exits 139 without, 2 with), and every C++
+# exception raised inside torch reads as null in the embedded interpreter ("e_ptr INTERNAL
+# ASSERT FAILED", with or without the preload) while python3 itself is fine. So the steps
+# preload the runtime and run subjects in a child python3 (FLCE_SUBJECT_PYTHON=1).
+# FLCE_NO_PRELOAD=1 / FLCE_SUBJECT_PYTHON=0 turn them off; the probe step runs without.
 PRELOAD=$(g++ -print-file-name=libgcc_s.so.1):$(g++ -print-file-name=libstdc++.so.6)
 if want probe; then
   :
 elif [[ -z ${FLCE_NO_PRELOAD:-} && -f ${PRELOAD%%:*} && -f ${PRELOAD##*:} ]]; then
   export LD_PRELOAD=$PRELOAD
-  record preload ok "LD_PRELOAD=$PRELOAD"
+  export FLCE_SUBJECT_PYTHON=${FLCE_SUBJECT_PYTHON:-1}
+  record preload ok "LD_PRELOAD=$PRELOAD FLCE_SUBJECT_PYTHON=$FLCE_SUBJECT_PYTHON"
 fi
 if want probe && [[ -x $BUILD/flce ]]; then
   # Facts for the embedded host's C++ runtime: which libraries are first in the global

@@ -287,6 +287,12 @@ elseif(PART STREQUAL "isolation")
   file(WRITE ${WORK}/badcorpus/broken.json "{\"BT\": 0}")
   campaign(2 --minutes 1 --out ${WORK}/bad3 --subject model --corpus ${WORK}/badcorpus)
   require("broken corpus case not named" ERR MATCHES "broken.json: BT")
+  # Asking for GPUs where none is visible is bad input, named, not a CPU campaign.
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env CUDA_VISIBLE_DEVICES= ${FLCE} campaign --minutes 1 --out ${WORK}/bad4
+                          --subject model --gpus 2 --quiet RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+  require("--gpus without a GPU: exit ${rc}, message ${err}" rc EQUAL 2 AND err MATCHES "--gpus 2: no GPU visible")
+  campaign(2 --minutes 1 --out ${WORK}/bad5 --subject model --minimize-s -1)
+  require("negative --minimize-s not named" ERR MATCHES "--minimize-s must be >= 0")
 else()
   message(FATAL_ERROR "unknown PART ${PART}")
 endif()
