@@ -1,4 +1,5 @@
 #include "campaign_report.hpp"
+#include "xml_escape.hpp"
 
 #include <fmt/format.h>
 
@@ -7,24 +8,6 @@ namespace flce {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters, even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
-        else o += c;
-    }
-  }
-  return o;
-}
 
 // Markdown table cells: no pipes, no newlines.
 std::string cell(std::string s) {

@@ -1,5 +1,6 @@
 // Library code for `flce gate`: specs, the case list, the two worker runs, the diff.
 #include "gate.hpp"
+#include "xml_escape.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -393,22 +394,6 @@ std::vector<std::pair<const GateRow*, Drift>> notable_drift(const GateReport& r)
     return std::fabs(a.second.candidate - a.second.base) > std::fabs(b.second.candidate - b.second.base);
   });
   return v;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') o += ' ';
-        else o += ch;
-    }
-  }
-  return o;
 }
 
 nlohmann::ordered_json side_json(const RunReport& r) {
