@@ -9,6 +9,7 @@
 #   NIGHTLY_SUBJECT       subject of the campaign and of subject_fuzzer (default: model)
 #   NIGHTLY_SEED          base seed, >= 1 (default: 1); libFuzzer reads -seed=0 as "random"
 #   NIGHTLY_MINUTES       campaign budget (default: 60); NIGHTLY_MAX_CASES, NIGHTLY_WORKERS optional
+#   NIGHTLY_MINIMIZE_S    per-finding shrink budget after exploration (campaign default if unset)
 #   NIGHTLY_CORPUS        case files: shard 0's campaign runs them, every fuzzer starts from them
 #                         (default: corpus/cases)
 #   NIGHTLY_FUZZER        libFuzzer binary (default: $FLCE_BUILD/fuzz/subject_fuzzer); "none": skip
@@ -43,6 +44,7 @@ args=(campaign --minutes "${NIGHTLY_MINUTES:-60}" --out "$SHARD/campaign" --subj
 ((INDEX == 0)) && args+=(--corpus "$CORPUS")
 [[ -n ${NIGHTLY_MAX_CASES:-} ]] && args+=(--max-cases "$NIGHTLY_MAX_CASES")
 [[ -n ${NIGHTLY_WORKERS:-} ]] && args+=(--workers "$NIGHTLY_WORKERS")
+[[ -n ${NIGHTLY_MINIMIZE_S:-} ]] && args+=(--minimize-s "$NIGHTLY_MINIMIZE_S")
 log "flce ${args[*]}"
 rc=0
 "$FLCE" "${args[@]}" || rc=$?

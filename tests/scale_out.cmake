@@ -21,6 +21,13 @@ set(ENV{NIGHTLY_SEED} 5)
 set(ENV{NIGHTLY_MINUTES} 2)
 set(ENV{NIGHTLY_MAX_CASES} 12)
 set(ENV{NIGHTLY_WORKERS} 1)
+set(ENV{NIGHTLY_MINIMIZE_S} 0)  # shrinking has its own test (campaign_seed_finding)
+# A corpus of its own: shard 0 must get past it to sampled cases within NIGHTLY_MAX_CASES,
+# whatever the project's pinned corpus grows to.
+file(MAKE_DIRECTORY ${WORK}/corpus)
+file(COPY ${SRC}/corpus/cases/seed-raw-addmm-dtype-out.json ${SRC}/corpus/cases/raw-mm-dtype-out.json
+     DESTINATION ${WORK}/corpus)
+set(ENV{NIGHTLY_CORPUS} ${WORK}/corpus)
 set(ENV{NIGHTLY_FUZZER} ${FUZZER})
 set(ENV{NIGHTLY_FUZZ_SECONDS} 60)
 set(ENV{NIGHTLY_FUZZ_RUNS} 3000)
