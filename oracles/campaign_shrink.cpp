@@ -177,6 +177,9 @@ void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions
       }
     } catch (const CaseError& e) {  // the first run passed or was unsupported: no longer reproduces
       f.shrink = fmt::format("lost: {}", e.what());
+    } catch (const std::exception& e) {  // a worker that cannot start, a stop signal: the findings stand
+      // Stopped: left untried, so the resumed campaign shrinks it.
+      f.shrink = o.stop && *o.stop ? "" : fmt::format("skipped: {}", e.what());
     }
     if (!o.quiet)
       std::fprintf(stderr, "shrink %s: %s (%lld -> %lld input elements, %d runs)\n", f.id.c_str(), f.shrink.c_str(),

@@ -24,7 +24,8 @@ struct ShrinkOptions {
   volatile std::sig_atomic_t* stop = nullptr;  // set by SIGINT/SIGTERM: finish the current try, stop
 };
 
-// Updates each finding's shrink fields and calls save() after each finding.
+// Updates each finding's shrink fields and calls save() after each finding. Never throws
+// for a shrink that fails (the finding keeps "skipped: <why>"): the reports still follow.
 void shrink_findings(const std::filesystem::path& dir, CampaignState& st, const ShrinkOptions& o,
                      const std::function<void()>& save);
 
