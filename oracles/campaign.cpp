@@ -52,12 +52,6 @@ struct Slot {
   std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
 };
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
 
@@ -125,7 +119,7 @@ void Campaign::load_state() {
   const fs::path sp = dir_ / "state.json";
   if (fs::exists(sp)) {
     try {
-      st_ = CampaignState::from_json(nlohmann::json::parse(read_file(sp)));
+      st_ = CampaignState::from_json(nlohmann::json::parse(read_text(sp)));
     } catch (const std::exception& e) {
       throw CampaignInputError(fmt::format("{}: not a campaign state ({})", sp.string(), e.what()));
     }
@@ -145,7 +139,7 @@ void Campaign::load_state() {
       continue;
     }
     if (!fs::exists(e.path() / "finding.json") || !fs::exists(e.path() / "case.json")) continue;
-    auto fj = nlohmann::json::parse(read_file(e.path() / "finding.json"), nullptr, false);
+    auto fj = nlohmann::json::parse(read_text(e.path() / "finding.json"), nullptr, false);
     if (fj.is_discarded() || st_.finding(fj.value("signature", ""))) continue;
     Finding f;
     f.id = name;
@@ -207,23 +201,7 @@ std::optional<Ticket> Campaign::next_ticket() {
 }
 
 void Campaign::spawn(Slot& s) {
-  WorkerSpec w;
-  w.exe = o_.flce_exe;
-  w.args = {"worker", "--subject", o_.subject, "--mem-gib", fmt::format("{}", o_.worker_mem_gib)};
-  if (!o_.subject_path.empty()) w.args.insert(w.args.end(), {"--subject-path", o_.subject_path});
-  // Python tracebacks on SIGSEGV land in the worker log; workers share the cores.
-  w.env = {"PYTHONFAULTHANDLER=1"};
-  if (!s.gpu.empty()) w.env.push_back("CUDA_VISIBLE_DEVICES=" + s.gpu);  // one GPU per worker
-  // A compile cache per worker slot (kept across its restarts): Inductor processes sharing
-  // one cache were seen to load each other's half-written .so ("file too short").
-  if (!std::getenv("TORCHINDUCTOR_CACHE_DIR"))
-    w.env.push_back("TORCHINDUCTOR_CACHE_DIR=" + (fs::path(s.log).parent_path() / fs::path(s.log).stem()).string() +
-                    "-inductor");
-  if (!std::getenv("OMP_NUM_THREADS")) {
-    unsigned n = std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(o_.workers));
-    w.env.push_back(fmt::format("OMP_NUM_THREADS={}", n));
-  }
-  w.log_path = s.log;
+  WorkerSpec w = worker_spec(o_.flce_exe, o_.subject, o_.subject_path, o_.worker_mem_gib, s.gpu, s.log, o_.workers);
   s.proc->spawn(w);
   s.st = Slot::STARTING;
   s.since = Clock::now();
@@ -280,7 +258,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
 
 // A worker exited: a crash if it had a case, a failed start if it never became ready.
 void Campaign::worker_ended(Slot& s, const std::string& how) {
-  const std::string log = tail(read_file(s.log), 16384);
+  const std::string log = tail(read_text(s.log), 16384);
   if (s.st == Slot::STARTING) {
     if (++startup_failures_ >= kMaxStartupFailures)
       throw std::runtime_error(fmt::format("workers fail to start ({}); last log:\n{}", how, tail(log, 4000)));
@@ -465,7 +443,7 @@ CampaignResult Campaign::run() {
                            {"case_timeout_s", o_.case_timeout_s}};
         s.st = Slot::IDLE;
         record(s.t, outcome, rep, fmt::format("no result within {} s (in {})", o_.case_timeout_s, s.stage), false,
-               tail(read_file(s.log), 16384));
+               tail(read_text(s.log), 16384));
         ++st_.worker_restarts;
         if (budget_left() && !g_stop) spawn(s);
       } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {
@@ -507,6 +485,28 @@ CampaignResult Campaign::run() {
 }
 
 }  // namespace
+
+WorkerSpec worker_spec(const std::string& exe, const std::string& subject, const std::string& subject_path,
+                       double mem_gib, const std::string& gpu, const std::string& log_path, int workers) {
+  WorkerSpec w;
+  w.exe = exe;
+  w.args = {"worker", "--subject", subject, "--mem-gib", fmt::format("{}", mem_gib)};
+  if (!subject_path.empty()) w.args.insert(w.args.end(), {"--subject-path", subject_path});
+  // Python tracebacks on SIGSEGV land in the worker log; workers share the cores.
+  w.env = {"PYTHONFAULTHANDLER=1"};
+  if (!gpu.empty()) w.env.push_back("CUDA_VISIBLE_DEVICES=" + gpu);  // one GPU per worker
+  // A compile cache per log (a worker slot keeps it across restarts): Inductor processes
+  // sharing one cache were seen to load each other's half-written .so ("file too short").
+  if (!std::getenv("TORCHINDUCTOR_CACHE_DIR"))
+    w.env.push_back("TORCHINDUCTOR_CACHE_DIR=" +
+                    (fs::path(log_path).parent_path() / fs::path(log_path).stem()).string() + "-inductor");
+  if (!std::getenv("OMP_NUM_THREADS")) {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(std::max(workers, 1)));
+    w.env.push_back(fmt::format("OMP_NUM_THREADS={}", n));
+  }
+  w.log_path = log_path;
+  return w;
+}
 
 std::vector<std::string> visible_gpus() {
   std::vector<std::string> ids;

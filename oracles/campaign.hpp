@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "worker_process.hpp"
+
 namespace flce {
 
 struct CampaignOptions {
@@ -24,6 +26,12 @@ struct CampaignOptions {
   int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
   double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
 };
+
+// How one `flce worker` is started (campaign slots and the shrink phase alike): its
+// arguments, CUDA_VISIBLE_DEVICES (gpu, "" to inherit), an Inductor cache named after its
+// log, and OMP threads shared among `workers`.
+WorkerSpec worker_spec(const std::string& exe, const std::string& subject, const std::string& subject_path,
+                       double mem_gib, const std::string& gpu, const std::string& log_path, int workers);
 
 // GPUs a campaign can spread workers over: the ids in CUDA_VISIBLE_DEVICES when set, else
 // one per /proc/driver/nvidia/gpus entry (the parent never initializes CUDA itself).

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
+#include "campaign.hpp"
 #include "campaign_report.hpp"
+#include "campaign_state.hpp"
 #include "case.hpp"
 #include "emit_python.hpp"
 #include "minimize.hpp"
@@ -24,13 +24,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr double kStartupTimeoutS = 300;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -71,15 +64,9 @@ class ShrinkWorker {
  private:
   void start() {
     proc_ = std::make_unique<WorkerProcess>();
-    WorkerSpec w;
-    w.exe = o_.flce_exe;
-    w.args = {"worker", "--subject", o_.subject, "--mem-gib", fmt::format("{}", o_.worker_mem_gib)};
-    if (!o_.subject_path.empty()) w.args.insert(w.args.end(), {"--subject-path", o_.subject_path});
-    w.env = {"PYTHONFAULTHANDLER=1"};
-    if (!o_.gpu.empty()) w.env.push_back("CUDA_VISIBLE_DEVICES=" + o_.gpu);
-    if (!std::getenv("TORCHINDUCTOR_CACHE_DIR"))  // as the exploration workers: a cache of its own
-      w.env.push_back("TORCHINDUCTOR_CACHE_DIR=" + (log_.parent_path() / "shrink-inductor").string());
-    w.log_path = log_.string();
+    // The log's name gives it its own Inductor cache, as each exploration slot has.
+    const WorkerSpec w =
+        worker_spec(o_.flce_exe, o_.subject, o_.subject_path, o_.worker_mem_gib, o_.gpu, log_.string(), 1);
     proc_->spawn(w);
     const auto t0 = Clock::now();
     for (;;) {
@@ -139,14 +126,14 @@ class ShrinkWorker {
 
 void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions& o,
                      const std::function<void()>& save) {
-  const std::string signatures = slurp(fs::path(FLCE_SOURCE_DIR) / "oracles" / "signatures.json");
+  const std::string signatures = read_text(fs::path(FLCE_SOURCE_DIR) / "oracles" / "signatures.json");
   ShrinkWorker worker(o, dir / "workers" / "shrink.log");
   for (auto& f : st.findings) {
     if (!f.shrink.empty() || (o.stop && *o.stop)) continue;
     const fs::path fdir = dir / "findings" / f.id;
     Case c;
     try {
-      c = from_json(slurp(fdir / "case.json"));
+      c = from_json(read_text(fdir / "case.json"));
     } catch (const std::exception& e) {
       f.shrink = fmt::format("skipped: case.json unreadable ({})", e.what());
       save();

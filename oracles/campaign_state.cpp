@@ -8,6 +8,8 @@
 #include <cstring>
 #include <ctime>
 #include <fmt/format.h>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace flce {
@@ -43,6 +45,13 @@ void sync_dir(const fs::path& dir) {
   if (fd < 0) fail("cannot open directory", dir);
   ::fsync(fd);
   ::close(fd);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 void write_atomic(const fs::path& path, std::string_view text) {

@@ -15,6 +15,8 @@
 
 namespace flce {
 
+// The whole file; "" when it cannot be read (a worker log not written yet).
+std::string read_text(const std::filesystem::path& path);
 // Durable writes: the file is complete on disk before it becomes visible under `path`.
 void write_atomic(const std::filesystem::path& path, std::string_view text);
 // Makes renames inside `dir` durable.

@@ -12,29 +12,13 @@ reference of the same inputs (relative Frobenius norm), eager next to compiled.
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
 ROWS = os.environ.get("FLCE_FIXES_ROWS", "/tmp/flce_fixes.jsonl")
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def timed(fn, warmup=3, reps=10):
-    import torch
-
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+sys.path.insert(0, HERE)
+from bench_liger import timed  # noqa: E402 - same CUDA-event timing as the bench
 
 
 def rel_fro(got, want):
