@@ -52,6 +52,11 @@ void add_campaign_commands(CLI::App& app) {
                   "After exploration, shrink each new finding for up to this many seconds (0: off); "
                   "writes minimized.json and repro.py next to it")
         ->capture_default_str();
+    c->add_option("--family", o.family_size,
+                  "Sampled cases per graph configuration: a worker runs a family's cases in a row and reuses "
+                  "its compiled function (1: every case its own configuration)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
+        ->capture_default_str();
     c->callback([] {
       o.cuda = device == "cuda";
       o.flce_exe = self_exe();

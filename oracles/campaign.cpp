@@ -50,6 +50,7 @@ struct Slot {
   Clock::time_point since;
   std::string log;
   std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
+  std::optional<uint64_t> family;  // the sample family this slot works through (sampler.hpp)
 };
 
 
@@ -70,7 +71,8 @@ class Campaign {
   void open_dir();
   void load_state();
   void load_corpus();
-  std::optional<Ticket> next_ticket();
+  Ticket next_ticket(Slot& s);
+  std::optional<uint64_t> next_in_family(uint64_t family);
   void spawn(Slot& s);
   void dispatch(Slot& s, Ticket t);
   void handle_line(Slot& s, const std::string& line);
@@ -95,7 +97,10 @@ class Campaign {
   CampaignState st_;
   std::vector<Ticket> corpus_;
   std::set<std::string> dispatched_;  // corpus keys handed out this run
-  uint64_t cursor_ = 0;               // next sample index to hand out
+  uint64_t cursor_ = 0;               // sample indices below it are all done
+  std::set<uint64_t> owned_families_;  // families a slot is working through
+  int64_t graphs_this_run_ = 0;        // graph configurations first run by this invocation
+  double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
   std::vector<Slot> slots_;
   Clock::time_point t0_ = Clock::now(), last_progress_{};
   double elapsed_before_ = 0;
@@ -126,9 +131,13 @@ void Campaign::load_state() {
     if (st_.subject != o_.subject || st_.subject_path != o_.subject_path)
       throw CampaignInputError(fmt::format("{} holds a campaign of subject '{}' (path '{}'); use another --out",
                                            dir_.string(), st_.subject, st_.subject_path));
+    if (st_.family_size != o_.family_size)  // sample k would be another case
+      throw CampaignInputError(fmt::format("--family {}: {} holds a campaign with --family {}; use that or another --out",
+                                           o_.family_size, dir_.string(), st_.family_size));
   } else {
     st_.subject = o_.subject;
     st_.subject_path = o_.subject_path;
+    st_.family_size = o_.family_size;
   }
   // A finding directory is renamed into place before state.json names it; one the state
   // does not know is from a run killed in between: adopt it, so no finding is lost.
@@ -181,22 +190,47 @@ void Campaign::load_corpus() {
   }
 }
 
-std::optional<Ticket> Campaign::next_ticket() {
+std::optional<uint64_t> Campaign::next_in_family(uint64_t family) {
+  const SeedCursor& cur = st_.seeds[o_.seed];
+  const uint64_t f = std::max<uint64_t>(o_.family_size, 1);
+  for (uint64_t i = family * f; i < (family + 1) * f; ++i)
+    if (!cur.done(i)) return i;
+  return std::nullopt;
+}
+
+// Corpus cases first (any slot), then samples. A slot works through one family at a time, so
+// the cases that share a compiled graph run in the worker that already compiled it; an
+// abandoned family (a stop, a resume) is taken up again before new ones.
+Ticket Campaign::next_ticket(Slot& s) {
   for (auto& t : corpus_)
     if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
       dispatched_.insert(t.key);
       return t;
     }
-  SeedCursor& cur = st_.seeds[o_.seed];
-  while (cur.done(cursor_)) ++cursor_;
+  std::optional<uint64_t> index = s.family ? next_in_family(*s.family) : std::nullopt;
+  if (!index) {
+    if (s.family) owned_families_.erase(*s.family);
+    const uint64_t f = std::max<uint64_t>(o_.family_size, 1);
+    SeedCursor& cur = st_.seeds[o_.seed];
+    while (cur.done(cursor_)) ++cursor_;
+    for (uint64_t fam = cursor_ / f;; ++fam) {
+      if (owned_families_.count(fam)) continue;
+      index = next_in_family(fam);
+      if (!index) continue;
+      s.family = fam;
+      owned_families_.insert(fam);
+      break;
+    }
+  }
   SampleSpace sp;
   sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
   sp.device = o_.cuda ? Device::CUDA : Device::CPU;
+  sp.family_size = o_.family_size;
+  sp.plain_first = o_.family_size > 1;
   Ticket t;
-  t.sample = std::make_pair(o_.seed, cursor_);
-  t.key = fmt::format("sample:{}#{}", o_.seed, cursor_);
-  t.case_json = to_json(sample_case(o_.seed, cursor_, sp), -1);
-  ++cursor_;
+  t.sample = std::make_pair(o_.seed, *index);
+  t.key = fmt::format("sample:{}#{}", o_.seed, *index);
+  t.case_json = to_json(sample_case(o_.seed, *index, sp), -1);
   return t;
 }
 
@@ -225,6 +259,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
       throw std::runtime_error("worker failed to start: " + j.value("why", ""));
     }
     if (st_.environment.empty() || st_.environment.is_null()) st_.environment = j["environment"];
+    if (first_ready_s_ < 0) first_ready_s_ = std::chrono::duration<double>(Clock::now() - t0_).count();
     s.st = Slot::IDLE;
     startup_failures_ = 0;
     return;
@@ -252,8 +287,15 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
       if (!detail.empty()) break;
     }
   s.st = Slot::IDLE;
-  record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300),
-         j.value("cuda_poisoned", false), "");
+  const bool poisoned = j.value("cuda_poisoned", false);
+  record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300), poisoned, "");
+  if (poisoned) {
+    // The worker exits after reporting a poisoned context; handing it the next case would
+    // record that case as a crash (seen on the GPU box: "crash:exit-0@queued"). Restart now.
+    s.proc->stop(10.0);
+    ++st_.worker_restarts;
+    if (budget_left() && !g_stop) spawn(s);
+  }
 }
 
 // A worker exited: a crash if it had a case, a failed start if it never became ready.
@@ -281,6 +323,7 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
   ++st_.cases_done;
   ++cases_this_run_;
   ++st_.outcomes[outcome];
+  if (st_.graphs.insert(fmt::format("{:08x}", short_hash(graph_key(from_json(t.case_json))))).second) ++graphs_this_run_;
   if (t.sample) st_.seeds[t.sample->first].mark(t.sample->second);
   else st_.corpus_done.insert(t.key);
   Finding* f = is_finding(outcome) ? st_.finding(outcome) : nullptr;
@@ -306,6 +349,10 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
     f->cuda_poisoned |= cuda_poisoned;
   }
   nlohmann::json jl{{"key", t.key}, {"outcome", outcome}, {"at", utc_now()}, {"campaign_s", elapsed()}};
+  // Where a case's time went (profiling throughput): each oracle's wall time, in ms.
+  for (auto& o : report.value("oracles", nlohmann::json::array()))
+    if (o.contains("wall_ms")) jl["ms"][o.value("oracle", "?")] = std::lround(o["wall_ms"].get<double>());
+  if (report.value("ladder_memoized", false)) jl["ladder_memoized"] = true;
   st_.journal_bytes = append_durable(dir_ / "cases.jsonl", jl.dump() + "\n");
   save_state();  // the commit point of this case
   if (f) write_finding_json(*f);
@@ -407,7 +454,7 @@ CampaignResult Campaign::run() {
           s.st = Slot::IDLE;
         }
     for (auto& s : slots_)
-      if (go && s.st == Slot::IDLE && s.proc->alive() && budget_left()) dispatch(s, *next_ticket());
+      if (go && s.st == Slot::IDLE && s.proc->alive() && budget_left()) dispatch(s, next_ticket(s));
     bool active = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
       return s.st == Slot::BUSY || (go && s.st == Slot::STARTING);
     });
@@ -463,7 +510,8 @@ CampaignResult Campaign::run() {
     ShrinkOptions so;
     so.flce_exe = o_.flce_exe, so.subject = o_.subject, so.subject_path = o_.subject_path;
     so.per_finding_s = o_.minimize_s, so.case_timeout_s = o_.case_timeout_s, so.worker_mem_gib = o_.worker_mem_gib;
-    so.gpu = gpus.empty() ? "" : gpus.front();
+    so.gpus = gpus;
+    so.parallel = o_.workers;
     so.quiet = o_.quiet;
     so.stop = &g_stop;
     shrink_findings(dir_, st_, so, [&] { save_state(); });
@@ -472,6 +520,9 @@ CampaignResult Campaign::run() {
 
   RunStats rs;
   rs.cases_this_run = st_.cases_done - resumed_cases;
+  rs.graphs_this_run = graphs_this_run_;
+  rs.first_ready_s = first_ready_s_;
+  rs.family_size = o_.family_size;
   rs.wall_s = explore_wall_s;
   rs.seed = o_.seed;
   rs.workers = o_.workers;

@@ -25,6 +25,7 @@ struct CampaignOptions {
   bool cuda = false;            // sampled cases on the GPU (corpus cases keep their device)
   int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
   double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
+  uint64_t family_size = 32;    // sampled cases per graph configuration (sampler.hpp); 1: none
 };
 
 // How one `flce worker` is started (campaign slots and the shrink phase alike): its

@@ -210,6 +210,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
       m.first_finding_s = st.first_finding_s;
     for (auto& [k, n] : st.outcomes) m.outcomes[k] += n;
     m.corpus_done.insert(st.corpus_done.begin(), st.corpus_done.end());
+    m.graphs.insert(st.graphs.begin(), st.graphs.end());
     auto seeds = nlohmann::ordered_json::array();
     for (auto& [seed, cur] : st.seeds) {
       seeds.push_back(seed);

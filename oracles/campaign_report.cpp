@@ -25,6 +25,10 @@ double cases_per_min(const RunStats& rs) {
   return rs.wall_s > 0 ? static_cast<double>(rs.cases_this_run) * 60.0 / rs.wall_s : 0.0;
 }
 
+double graphs_per_min(const RunStats& rs) {
+  return rs.wall_s > 0 ? static_cast<double>(rs.graphs_this_run) * 60.0 / rs.wall_s : 0.0;
+}
+
 int64_t bucket(const CampaignState& st, const std::string& name) {
   auto it = st.outcomes.find(name);
   return it == st.outcomes.end() ? 0 : it->second;
@@ -94,6 +98,8 @@ void write_reports(const fs::path& to, const CampaignState& st, const RunStats& 
   md += fmt::format("| pass / unsupported | {} / {} |\n", bucket(st, "pass"), bucket(st, "unsupported"));
   md += fmt::format("| distinct findings | {} |\n", st.findings.size());
   md += fmt::format("| throughput | {:.1f} cases/min |\n", cases_per_min(rs));
+  md += fmt::format("| graph configurations | {} distinct{} |\n", st.graphs.size(),
+                    merged ? "" : fmt::format(" ({:.1f}/min this run; families of {} cases)", graphs_per_min(rs), rs.family_size));
   md += fmt::format("| time to first finding | {} |\n", st.first_finding_s ? duration(*st.first_finding_s) : "none");
   md += fmt::format("| time spent | {} |\n", duration(st.elapsed_s));
   if (rs.interrupted) md += "| note | interrupted; rerun the same command to resume |\n";
@@ -189,11 +195,14 @@ std::string summary_text(const fs::path& dir, const CampaignState& st, const Run
                               st.cases_done, run, st.outcomes.size(), st.findings.size(),
                               rs.interrupted ? " (interrupted)" : "");
   s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
+  s += fmt::format("graph configurations: {} distinct{}\n", st.graphs.size(),
+                   rs.shards.is_array() ? "" : fmt::format(" ({:.2f}/min this run)", graphs_per_min(rs)));
   if (st.first_finding_s) {
     const Finding* first = &st.findings.front();
     for (auto& f : st.findings)
       if (f.first_seen_s < first->first_seen_s) first = &f;
-    s += fmt::format("time to first finding: {:.1f} s ({})\n", *st.first_finding_s, first->signature);
+    s += fmt::format("time to first finding: {:.1f} s ({}){}\n", *st.first_finding_s, first->signature,
+                     rs.first_ready_s >= 0 ? fmt::format("; first worker ready after {:.1f} s", rs.first_ready_s) : "");
   } else {
     s += "time to first finding: none\n";
   }

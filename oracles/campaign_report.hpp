@@ -10,6 +10,9 @@ namespace flce {
 
 struct RunStats {  // this invocation, next to the state's campaign-wide totals
   int64_t cases_this_run = 0, max_cases = -1;
+  int64_t graphs_this_run = 0;  // new graph configurations (CampaignState::graphs)
+  double first_ready_s = -1;    // the first worker's start-up (time to first finding includes it)
+  uint64_t family_size = 1;
   double wall_s = 0, minutes = 0;
   uint64_t seed = 0;
   int workers = 1;

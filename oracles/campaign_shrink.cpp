@@ -6,6 +6,8 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "campaign.hpp"
@@ -124,55 +126,87 @@ class ShrinkWorker {
 
 }  // namespace
 
+namespace {
+
+// Shrinks one finding (its fields updated in `f`) with `worker`.
+void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const ShrinkOptions& o,
+                const std::string& signatures) {
+  const fs::path fdir = dir / "findings" / f.id;
+  Case c;
+  try {
+    c = from_json(read_text(fdir / "case.json"));
+  } catch (const std::exception& e) {
+    f.shrink = fmt::format("skipped: case.json unreadable ({})", e.what());
+    return;
+  }
+  f.elements = case_size(c).elements;
+  if (f.signature.rfind("timeout@", 0) == 0) {
+    f.shrink = "skipped: a timeout finding (every try would cost the case timeout)";
+    return;
+  }
+  MinimizeOptions mo;
+  mo.budget_s = o.per_finding_s;
+  mo.outcome = [&](const Case& k) { return worker.outcome(k); };
+  if (!o.quiet) mo.log = [&](const std::string& l) { std::fprintf(stderr, "shrink %s: %s\n", f.id.c_str(), l.c_str()); };
+  try {
+    MinimizeResult r = minimize(c, mo);
+    f.shrink_runs = r.runs;
+    f.min_elements = case_size(r.minimized).elements;
+    if (r.outcome != f.signature) {
+      f.shrink = "lost: " + r.outcome;  // not this finding any more (flaky, or depends on history)
+    } else {
+      f.shrink = !r.fixed_point ? "budget" : r.accepted > 0 ? "minimized" : "smallest";
+      write_atomic(fdir / "minimized.json", to_json(r.minimized, 2) + "\n");
+      EmitSpec spec{r.minimized, o.subject, o.subject_path, (fdir / "minimized.json").string(),
+                    {{"", "any", f.signature}}, signatures};
+      write_atomic(fdir / "repro.py", emit_python(spec));
+    }
+  } catch (const CaseError& e) {  // the first run passed or was unsupported: no longer reproduces
+    f.shrink = fmt::format("lost: {}", e.what());
+  } catch (const std::exception& e) {  // a worker that cannot start, a stop signal: the findings stand
+    // Stopped: left untried, so the resumed campaign shrinks it.
+    f.shrink = o.stop && *o.stop ? "" : fmt::format("skipped: {}", e.what());
+  }
+}
+
+}  // namespace
+
 void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions& o,
                      const std::function<void()>& save) {
   const std::string signatures = read_text(fs::path(FLCE_SOURCE_DIR) / "oracles" / "signatures.json");
-  ShrinkWorker worker(o, dir / "workers" / "shrink.log");
-  for (auto& f : st.findings) {
-    if (!f.shrink.empty() || (o.stop && *o.stop)) continue;
-    const fs::path fdir = dir / "findings" / f.id;
-    Case c;
-    try {
-      c = from_json(read_text(fdir / "case.json"));
-    } catch (const std::exception& e) {
-      f.shrink = fmt::format("skipped: case.json unreadable ({})", e.what());
-      save();
-      continue;
-    }
-    f.elements = case_size(c).elements;
-    if (f.signature.rfind("timeout@", 0) == 0) {
-      f.shrink = "skipped: a timeout finding (every try would cost the case timeout)";
-      save();
-      continue;
-    }
-    MinimizeOptions mo;
-    mo.budget_s = o.per_finding_s;
-    mo.outcome = [&](const Case& k) { return worker.outcome(k); };
-    if (!o.quiet) mo.log = [&](const std::string& l) { std::fprintf(stderr, "shrink %s: %s\n", f.id.c_str(), l.c_str()); };
-    try {
-      MinimizeResult r = minimize(c, mo);
-      f.shrink_runs = r.runs;
-      f.min_elements = case_size(r.minimized).elements;
-      if (r.outcome != f.signature) {
-        f.shrink = "lost: " + r.outcome;  // not this finding any more (flaky, or depends on history)
-      } else {
-        f.shrink = !r.fixed_point ? "budget" : r.accepted > 0 ? "minimized" : "smallest";
-        write_atomic(fdir / "minimized.json", to_json(r.minimized, 2) + "\n");
-        EmitSpec spec{r.minimized, o.subject, o.subject_path, (fdir / "minimized.json").string(),
-                      {{"", "any", f.signature}}, signatures};
-        write_atomic(fdir / "repro.py", emit_python(spec));
+  std::vector<Finding*> todo;
+  for (auto& f : st.findings)
+    if (f.shrink.empty()) todo.push_back(&f);
+  // One worker per finding, up to o.parallel at once (each try compiles anew, so findings
+  // shrunk one after another would cost their budgets in sequence). The state is only
+  // touched under `mu`: a thread shrinks a copy and writes it back.
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  auto work = [&](int slot) {
+    ShrinkOptions so = o;
+    if (!o.gpus.empty()) so.gpu = o.gpus[static_cast<size_t>(slot) % o.gpus.size()];
+    ShrinkWorker worker(so, dir / "workers" / fmt::format("shrink-{}.log", slot));
+    for (size_t i; (i = next++) < todo.size();) {
+      if (o.stop && *o.stop) break;
+      Finding f;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        f = *todo[i];
       }
-    } catch (const CaseError& e) {  // the first run passed or was unsupported: no longer reproduces
-      f.shrink = fmt::format("lost: {}", e.what());
-    } catch (const std::exception& e) {  // a worker that cannot start, a stop signal: the findings stand
-      // Stopped: left untried, so the resumed campaign shrinks it.
-      f.shrink = o.stop && *o.stop ? "" : fmt::format("skipped: {}", e.what());
+      shrink_one(dir, f, worker, so, signatures);
+      if (!o.quiet)
+        std::fprintf(stderr, "shrink %s: %s (%lld -> %lld input elements, %d runs)\n", f.id.c_str(), f.shrink.c_str(),
+                     static_cast<long long>(f.elements), static_cast<long long>(f.min_elements), f.shrink_runs);
+      std::lock_guard<std::mutex> lock(mu);
+      *todo[i] = f;
+      save();
     }
-    if (!o.quiet)
-      std::fprintf(stderr, "shrink %s: %s (%lld -> %lld input elements, %d runs)\n", f.id.c_str(), f.shrink.c_str(),
-                   static_cast<long long>(f.elements), static_cast<long long>(f.min_elements), f.shrink_runs);
-    save();
-  }
+  };
+  const int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(1, o.parallel)), todo.size()));
+  std::vector<std::thread> threads;
+  for (int k = 1; k < n; ++k) threads.emplace_back(work, k);
+  if (n > 0) work(0);
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace flce

@@ -1,7 +1,8 @@
 // The campaign's last step: each finding's first case is shrunk with minimize() (the
 // outcome line must stay identical; a candidate that fails differently is rejected),
-// every try run by one fresh `flce worker` (same isolation as exploration: a try that
-// crashes or hangs costs that try), and written next to the finding as minimized.json
+// every try run by an `flce worker` (one per finding being shrunk, up to `parallel` at
+// once; same isolation as exploration: a try that crashes or hangs costs that try, and the
+// next try gets a fresh worker), and written next to the finding as minimized.json
 // plus a standalone repro.py (`flce repro --emit-python`'s script, expecting that exact
 // outcome). Findings already shrunk are skipped, so a resumed campaign continues here.
 #pragma once
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "campaign_state.hpp"
 
@@ -20,6 +22,8 @@ struct ShrinkOptions {
   double case_timeout_s = 600;  // one try; past it the worker is killed ("timeout@stage")
   double worker_mem_gib = 16;
   std::string gpu;  // CUDA_VISIBLE_DEVICES of the worker ("": inherit)
+  std::vector<std::string> gpus;  // when set: shrink worker k gets gpus[k % size]
+  int parallel = 1;                // findings shrunk at once, one worker each
   bool quiet = false;
   volatile std::sig_atomic_t* stop = nullptr;  // set by SIGINT/SIGTERM: finish the current try, stop
 };

@@ -93,6 +93,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["schema"] = "flce-campaign-state/1";
   j["subject"] = subject;
   j["subject_path"] = subject_path;
+  j["family_size"] = family_size;
   j["runs"] = runs;
   j["cases_done"] = cases_done;
   j["elapsed_s"] = elapsed_s;
@@ -104,6 +105,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["seeds"] = sj;
   j["corpus_done"] = corpus_done;
   j["outcomes"] = outcomes;
+  j["graphs"] = graphs;
   auto fj = nlohmann::ordered_json::array();
   for (auto& f : findings) {
     nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
@@ -124,6 +126,7 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   CampaignState s;
   s.subject = j.at("subject").get<std::string>();
   s.subject_path = j.value("subject_path", "");
+  s.family_size = j.value("family_size", uint64_t{1});  // states written before families
   s.runs = j.value("runs", int64_t{0});
   s.cases_done = j.at("cases_done").get<int64_t>();
   s.elapsed_s = j.at("elapsed_s").get<double>();
@@ -138,6 +141,7 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   }
   s.corpus_done = j.at("corpus_done").get<std::set<std::string>>();
   s.outcomes = j.at("outcomes").get<std::map<std::string, int64_t>>();
+  if (j.contains("graphs")) s.graphs = j.at("graphs").get<std::set<std::string>>();
   for (auto& f : j.at("findings")) {
     Finding x;
     x.id = f.at("id");

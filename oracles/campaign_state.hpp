@@ -54,6 +54,7 @@ struct Finding {
 
 struct CampaignState {
   std::string subject, subject_path;
+  uint64_t family_size = 1;  // what a sample index means (sampler.hpp); fixed for a campaign
   std::map<uint64_t, SeedCursor> seeds;
   std::set<std::string> corpus_done;
   int64_t cases_done = 0, runs = 0, worker_restarts = 0;
@@ -63,6 +64,9 @@ struct CampaignState {
   double elapsed_s = 0;  // time spent running, summed over resumed runs
   std::optional<double> first_finding_s;
   std::map<std::string, int64_t> outcomes;  // every outcome signature, findings or not
+  // Distinct compiled-graph configurations run (short hashes of sampler.hpp's graph_key):
+  // cases/min alone would hide a campaign that only feeds new values to old graphs.
+  std::set<std::string> graphs;
   std::vector<Finding> findings;            // in order of first sight
   nlohmann::json environment;               // the workers' fingerprint (torch, Python, ...)
 

@@ -21,6 +21,7 @@
 
 #include "campaign.hpp"
 #include "differential.hpp"
+#include "subject_worker.hpp"
 
 namespace flce {
 
@@ -82,7 +83,17 @@ int serve_worker(const CampaignWorkerOptions& o) {
     rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(o.mem_gib * 1024 * 1024 * 1024);
     ::setrlimit(RLIMIT_DATA, &rl);
   }
-  {
+  if (auto* child = dynamic_cast<SubjectWorker*>(env_subject_runner())) {
+    // Subjects run in a child python (FLCE_SUBJECT_PYTHON): ask it, and never start the
+    // embedded interpreter (one torch import per worker, not two: time to first finding).
+    SubjectInfo info;
+    if (o.subject.find(':') == std::string::npos) info = child->describe(o.subject, o.subject_path);
+    if (!info.error.empty()) {
+      emit({{"ready", false}, {"bad_input", true}, {"why", "subject '" + o.subject + "': " + info.error}});
+      return 2;
+    }
+    emit({{"ready", true}, {"environment", nlohmann::json::parse(child->environment().to_json())}});
+  } else {
     std::string why;
     if (!known_subject(o.subject, &why)) {
       emit({{"ready", false}, {"bad_input", true}, {"why", why}});
@@ -90,6 +101,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
     }
     emit({{"ready", true}, {"environment", nlohmann::json::parse(PythonHost::instance().environment().to_json())}});
   }
+  LadderMemo memo;  // this process's: its compiled functions are the ones the ladder would reuse
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
@@ -99,6 +111,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
     RunOptions opt;
     opt.subject = o.subject;
     opt.subject_path = o.subject_path;
+    opt.ladder_memo = &memo;
     opt.on_stage = [&](const std::string& s) {
       stage = s;
       emit({{"key", key}, {"stage", s}});

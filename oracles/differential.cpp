@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "golden.hpp"
+#include "sampler.hpp"
 #include "summary.hpp"
 
 namespace flce {
@@ -67,14 +68,12 @@ bool RunReport::unsupported() const {
   return !oracles.empty();
 }
 
-namespace {
-
 // FLCE_SUBJECT_PYTHON=<interpreter> (or 1: the configured one) runs subjects in one child
 // Python process (subject_worker.hpp) instead of the embedded interpreter. For hosts whose
 // embedded interpreter misbehaves: on the GPU box every C++ exception raised inside torch
 // reads as null in flce's process ("e_ptr INTERNAL ASSERT FAILED", BENCHMARKS.md), while the
 // same torch run by python3 itself is fine. Outputs then cross through files, not zero-copy.
-SubjectRunner* env_runner() {
+SubjectRunner* env_subject_runner() {
   static std::unique_ptr<SubjectWorker> w = []() -> std::unique_ptr<SubjectWorker> {
     const char* v = std::getenv("FLCE_SUBJECT_PYTHON");
     if (!v || !*v || std::string(v) == "0") return nullptr;
@@ -86,11 +85,9 @@ SubjectRunner* env_runner() {
   return w.get();
 }
 
-}  // namespace
-
 RunReport run_case(const Case& c, const RunOptions& opt_in) {
   RunOptions opt = opt_in;
-  if (!opt.runner) opt.runner = env_runner();
+  if (!opt.runner) opt.runner = env_subject_runner();
   validate(c);
   RunReport rep;
   rep.c = c;
@@ -129,7 +126,16 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     rep.oracles.push_back(co);
     // Walk the ladder: the first backend that breaks separates Dynamo, AOTAutograd,
     // decompositions and Inductor lowering.
-    if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED) {
+    std::string memo_key;
+    if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
+      memo_key = fmt::format("{}|{}x{}x{}|{}", graph_key(c), c.BT, c.H, c.V, failure_word(co));
+    auto memo = memo_key.empty() ? opt.ladder_memo->entries.end() : opt.ladder_memo->entries.find(memo_key);
+    if (!memo_key.empty() && memo != opt.ladder_memo->entries.end()) {
+      rep.ladder = memo->second.ladder;
+      rep.first_failing_stage = memo->second.first_failing_stage;
+      rep.ladder_memoized = true;
+      ++opt.ladder_memo->hits;
+    } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED) {
       // The stage reported is the first backend that shows the *same* failure as the
       // compiled run; a backend failing differently (e.g. an op with no CPU kernel under
       // the eager backends) is listed but does not claim the stage.
@@ -151,6 +157,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
           rep.first_failing_stage = std::string(name(b));
       }
       if (rep.first_failing_stage.empty()) rep.first_failing_stage = first_any;
+      if (!memo_key.empty()) opt.ladder_memo->entries[memo_key] = {rep.ladder, rep.first_failing_stage};
     }
   }
   for (auto& [oname, fn] : opt.extra_oracles) {
@@ -223,7 +230,8 @@ std::string report_table(const RunReport& r) {
   if (!r.ladder.empty()) {
     s += "backend ladder:";
     for (auto& st : r.ladder) s += fmt::format(" {}={}", st.backend, st.pass ? "ok" : st.what);
-    s += fmt::format("\nfirst failing stage: {}\n", r.first_failing_stage.empty() ? "none" : r.first_failing_stage);
+    s += fmt::format("\nfirst failing stage: {}{}\n", r.first_failing_stage.empty() ? "none" : r.first_failing_stage,
+                     r.ladder_memoized ? " (ladder of an earlier case with this graph, shape and error)" : "");
   }
   s += "outcome: " + r.outcome + "\n";
   return s;
@@ -237,6 +245,7 @@ nlohmann::ordered_json report_json(const RunReport& r) {
   j["environment"] = nlohmann::ordered_json::parse(r.env.to_json());
   j["outcome"] = r.outcome;
   j["first_failing_stage"] = r.first_failing_stage;
+  if (r.ladder_memoized) j["ladder_memoized"] = true;
   auto oracles = nlohmann::ordered_json::array();
   for (auto& o : r.oracles) {
     nlohmann::ordered_json oj;

@@ -3,6 +3,7 @@
 // ladder to the first stage that breaks; errors become typed signatures.
 #pragma once
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -37,6 +38,10 @@ struct RunOptions {
   // Called as each step starts ("golden", "eager", "compiled:<backend>", "ladder:<backend>"), so a
   // supervising process can name the step a worker died or hung in (flce campaign).
   std::function<void(const std::string& stage)> on_stage;
+  // Campaign workers: a compiled run that raised the same signature for the same graph and
+  // shape as an earlier case in this process reuses that case's ladder instead of walking
+  // it again (trace-time errors do not depend on the values fed). Null: always walk it.
+  struct LadderMemo* ladder_memo = nullptr;
 };
 
 // One oracle's outcome: ran and was judged, raised, or could not run here.
@@ -59,6 +64,16 @@ struct LadderStep {
   std::string what;  // "ok", signature id, or the failing output
 };
 
+struct LadderMemo {
+  struct Entry {
+    std::vector<LadderStep> ladder;
+    std::string first_failing_stage;
+  };
+  std::map<std::string, Entry> entries;
+  int64_t hits = 0;
+};
+
+
 struct RunReport {
   Case c;
   std::string subject, subject_version;
@@ -67,12 +82,16 @@ struct RunReport {
   std::vector<OracleOutcome> oracles;
   std::vector<LadderStep> ladder;
   std::string first_failing_stage;  // empty when nothing failed or the ladder did not run
+  bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
   // The one line that identifies what this case shows (for dedup, gating, repro):
   // "pass", "unsupported", "<signature id>@<stage>", "judge:<oracle>:<output>:<finding>".
   std::string outcome;
   bool all_pass() const;
   bool unsupported() const;
 };
+
+// The child-process runner FLCE_SUBJECT_PYTHON asks for (one per process), or null.
+SubjectRunner* env_subject_runner();
 
 RunReport run_case(const Case& c, const RunOptions& opt);
 std::string report_table(const RunReport& r);

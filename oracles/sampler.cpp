@@ -1,10 +1,79 @@
 #include "sampler.hpp"
 
+#include <array>
 #include <random>
 
 namespace flce {
 
+namespace {
+
+Case sample_one(uint64_t seed, uint64_t index, const SampleSpace& sp);
+
+// Family member `member` of the family whose configuration is `cfg`.
+Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
+  // The pool depends on the family only; the pick and the data on the member.
+  std::mt19937_64 pool_rng(seed * 0xD1B54A32D192ED03ull + family * 0x9E3779B97F4A7C15ull + 1);
+  std::array<std::array<int64_t, 3>, kShapePool> pool{};
+  const int64_t hi[3] = {cfg.BT, cfg.H, cfg.V};  // the sampled config's shape bounds the pool
+  for (auto& shape : pool)
+    for (int d = 0; d < 3; ++d) shape[d] = 1 + static_cast<int64_t>(pool_rng() % static_cast<uint64_t>(hi[d]));
+  pool[0] = {cfg.BT, cfg.H, cfg.V};
+  std::mt19937_64 rng(seed * 0xBF58476D1CE4E5B9ull + family * 0x94D049BB133111EBull + member);
+  auto u = [&](uint64_t n) { return rng() % n; };
+  Case c = cfg;
+  c.seed = rng() % 1000000007ull;
+  const auto& shape = pool[u(kShapePool)];
+  c.BT = shape[0];
+  c.H = shape[1];
+  c.V = shape[2];
+  if (c.is_op()) return c;
+  const double fr[] = {0.0, 0.0, 0.1, 0.5, 1.0};
+  c.ignore_fraction = fr[u(5)];
+  if (c.regime != Regime::SPECIAL_VALUES) {  // special values stay where the config chose them
+    const Regime rs[] = {Regime::NORMAL, Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS};
+    c.regime = rs[u(4)];
+  }
+  c.grad_output = u(5) == 0 ? (u(2) ? 0.5 : -2.0) : 1.0;
+  c.token_grad = u(5) ? TokenGrad::RANDOM : TokenGrad::ONES;
+  return c;
+}
+
+Case plain_config(uint64_t family, Device device) {
+  Case c;  // every flag at its default
+  const DType dts[] = {DType::BF16, DType::F16, DType::F32};
+  c.input_dtype = c.weight_dtype = dts[family / 2];
+  if (family % 2) c.accum_dtype = DType::F32;
+  c.device = device;
+  c.BT = 16;
+  c.H = 32;
+  c.V = 64;
+  return c;
+}
+
+}  // namespace
+
 Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
+  if (sp.family_size <= 1) return sample_one(seed, index, sp);
+  const uint64_t family = index / sp.family_size, member = index % sp.family_size;
+  Case cfg = sp.plain_first && family < 6 && !sp.dtype ? plain_config(family, sp.device)
+                                                       : sample_one(seed ^ 0x5851F42D4C957F2Dull, family, sp);
+  return family_member(cfg, seed, family, member);
+}
+
+std::string graph_key(const Case& in) {
+  Case c = in;
+  c.seed = 0;
+  c.BT = c.H = c.V = 1;
+  c.ignore_fraction = 0;
+  if (c.regime != Regime::SPECIAL_VALUES) c.regime = Regime::NORMAL;
+  c.grad_output = 1.0;
+  c.token_grad = TokenGrad::RANDOM;
+  return to_json(c, -1);
+}
+
+namespace {
+
+Case sample_one(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + index);
   auto u = [&](uint64_t n) { return rng() % n; };
   auto coin = [&](int pct) { return static_cast<int>(u(100)) < pct; };
@@ -69,5 +138,7 @@ Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   }
   return c;
 }
+
+}  // namespace
 
 }  // namespace flce

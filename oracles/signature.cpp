@@ -163,7 +163,11 @@ Signature SignatureTable::classify(const ErrorChain& chain, const std::string& t
   std::string norm = normalize_message(root.message);
   sig.title = root.type + ": " + norm;
   sig.matched = root.type + ": " + root.message.substr(0, root.message.find('\n'));
-  sig.id = fmt::format("bucket-{:012x}", fnv1a(root.type + "|" + norm + "|" + sig.innermost_torch_frame) & 0xffffffffffffull);
+  // The innermost torch frame is reported, not hashed: the harness around the subject (flce's
+  // worker, a standalone repro.py) can change which torch frame is innermost for one bug, and
+  // a repro script must find the bucket its campaign found (measured: a GPU campaign's
+  // "marked as skipped" finding got another id from its own repro.py).
+  sig.id = fmt::format("bucket-{:012x}", fnv1a(root.type + "|" + norm) & 0xffffffffffffull);
   return sig;
 }
 

@@ -1,6 +1,6 @@
 // Trace-time failure signatures: the known ones are data (oracles/signatures.json);
-// anything else gets a stable bucket id from the exception type, its normalized
-// message and the innermost torch frame, so two runs of one bug share an id.
+// anything else gets a stable bucket id from the root exception's type and normalized
+// message, so two runs of one bug share an id (the innermost torch frame is kept, not hashed).
 #pragma once
 #include <optional>
 #include <string>

@@ -13,6 +13,10 @@
 #     call). Others: probe (toolchain/exception facts), fixes (flce_workaround vs Liger PR
 #     #1328, scripts/compare_fixes.py), campaign (vs Liger on every GPU), gate (Liger PRs
 #     #1324 and #1328 against their merge bases); need .carry/liger from gpu_prepare.sh.
+#     Steps without gpu_tests/bench/ctest build the flce binary only.
+#   Campaign: FLCE_CAMPAIGN_MIN (2), FLCE_CAMPAIGN_WORKERS (4 per GPU), FLCE_CAMPAIGN_FAMILY (32),
+#     FLCE_CAMPAIGN_SEED (11), FLCE_CAMPAIGN_CORPUS (none: from an empty corpus), FLCE_MINIMIZE_S (45),
+#     FLCE_CAMPAIGN_FAMILY2 / FLCE_CAMPAIGN2_MIN (a second campaign, other family size, 1.5 min)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -84,7 +88,17 @@ else
 fi
 
 # ---- build: the CUDA reference targets first, so a slow torch build cannot starve them ----
-if timeout "$(left)" cmake --build "$BUILD" -j "$JOBS" --target flce_gpu_tests flce_gpu_properties flce_bench >"$OUT/build.log" 2>&1; then
+# Steps that only drive the CLI (runs, fixes, campaign, gate, probe) need the flce binary alone.
+NEED_ALL=0
+for s in gpu_tests bench ctest; do want $s && NEED_ALL=1; done
+if ((!NEED_ALL)); then
+  if timeout "$(left)" cmake --build "$BUILD" -j "$JOBS" --target flce >"$OUT/build.log" 2>&1; then
+    record build_flce ok "flce only (steps:$STEPS)"
+  else
+    record build_flce FAIL "flce failed to build (build.log; first errors below)"
+    grep -n -m 20 -E "error:|undefined reference|FAILED:" "$OUT/build.log"
+  fi
+elif timeout "$(left)" cmake --build "$BUILD" -j "$JOBS" --target flce_gpu_tests flce_gpu_properties flce_bench >"$OUT/build.log" 2>&1; then
   record build_cuda ok "flce_gpu_tests flce_gpu_properties flce_bench"
 else
   record build_cuda FAIL "CUDA reference targets failed to build (build.log; first errors below)"
@@ -107,7 +121,9 @@ fi
 
 echo "## full build" >>"$OUT/build.log"
 # -k 0: keep building other targets past a failure, so their tests can still run.
-if timeout "$(left)" cmake --build "$BUILD" -j "$JOBS" -- -k 0 >>"$OUT/build.log" 2>&1; then
+if ((!NEED_ALL)); then
+  :
+elif timeout "$(left)" cmake --build "$BUILD" -j "$JOBS" -- -k 0 >>"$OUT/build.log" 2>&1; then
   record build_all ok "ninja -j$JOBS"
 else
   record build_all FAIL "full build failed or timed out (build.log; first errors below)"
@@ -226,22 +242,58 @@ if want fixes && (($(left) > 60)); then
 fi
 
 # ---- a campaign against Liger on every GPU (one worker per GPU and more) ----
+# From an empty corpus unless FLCE_CAMPAIGN_CORPUS names one, so the time to the first
+# finding is the sampler's, not the corpus's. FLCE_CAMPAIGN_FAMILY2 adds a second, shorter
+# campaign with another family size (no shrinking), for the cases/min vs graphs/min trade.
+campaign_run() {  # campaign_run DIR LOG FAMILY MINUTES MINIMIZE_S
+  local corpus=()
+  [[ -n ${FLCE_CAMPAIGN_CORPUS:-} ]] && corpus=(--corpus "$FLCE_CAMPAIGN_CORPUS")
+  rm -rf "$1"
+  timeout "$(left)" "$BUILD/flce" campaign --out "$1" --subject liger --device cuda "${corpus[@]}" \
+    --minutes "$4" --workers "${FLCE_CAMPAIGN_WORKERS:-$((NG * 4))}" --seed "${FLCE_CAMPAIGN_SEED:-11}" \
+    --family "$3" --minimize-s "$5" --case-timeout 180 --quiet >"$2" 2>&1
+  local rc=$?
+  cat "$1/report.md" >>"$2" 2>/dev/null
+  # Where the time went: cases that compiled (over 1 s) vs the rest (cache hits).
+  python3 - "$1/cases.jsonl" >>"$2" 2>&1 <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def ms(r): return sum(r.get("ms", {}).values())
+slow = [ms(r) for r in rows if ms(r) > 1000]
+fast = [ms(r) for r in rows if ms(r) <= 1000]
+print(f"## profile: {len(rows)} cases; {len(slow)} over 1 s (compiles), median {statistics.median(slow) if slow else 0:.0f} ms;"
+      f" {len(fast)} under, median {statistics.median(fast) if fast else 0:.0f} ms;"
+      f" ladders reused {sum(1 for r in rows if r.get('ladder_memoized'))}; first 12 cases:")
+for r in rows[:12]:
+    print(f"##   {r['campaign_s']:7.1f} s {r['key']:<16} {r['outcome']:<48} {r.get('ms')}")
+PY
+  record "campaign-f$3" "$([[ $rc == 0 || $rc == 1 ]] && echo ok || echo FAIL)" "exit $rc; $(grep -E '^(campaign|throughput|graph conf|time to first)' "$2" | tr '\n' ' ')"
+}
 if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   C=/tmp/flce-campaign-liger
-  rm -rf "$C"
-  timeout "$(left)" "$BUILD/flce" campaign --out "$C" --subject liger --device cuda --corpus corpus/cases \
-    --minutes "${FLCE_CAMPAIGN_MIN:-2}" --workers "${FLCE_CAMPAIGN_WORKERS:-$((NG * 4))}" --seed 11 \
-    --minimize-s "${FLCE_MINIMIZE_S:-40}" --case-timeout 180 --quiet >"$OUT/campaign.log" 2>&1
-  rc=$?
-  cat "$C/report.md" >>"$OUT/campaign.log" 2>/dev/null
-  for f in "$C"/findings/*/repro.py; do  # each script on its own, as an upstream maintainer would
+  # Per-GPU evidence: which worker processes sit on which GPU, sampled while it runs.
+  ( for t in 45 90; do sleep 45; echo "## GPU apps at ~${t}s"
+      nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,noheader 2>&1
+      nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used --format=csv,noheader 2>&1; done ) >/tmp/gpu_apps.log &
+  SAMPLER=$!
+  campaign_run "$C" "$OUT/campaign.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "${FLCE_CAMPAIGN_MIN:-2}" "${FLCE_MINIMIZE_S:-45}"
+  kill "$SAMPLER" 2>/dev/null
+  cat /tmp/gpu_apps.log >>"$OUT/campaign.log"
+  for f in "$C"/findings/*/repro.py; do  # each script on its own, as an upstream maintainer would; side by side
     [[ -f $f ]] || continue
-    echo "## $f"; (cd /tmp && timeout 120 env PYTHONPATH="$SITE" python3 "$f" 2>&1 | tail -3; echo "repro exit ${PIPESTATUS[0]}")
-  done >>"$OUT/campaign.log" 2>&1
-  tar -czf "$OUT/campaign.tgz" -C /tmp flce-campaign-liger --exclude='*-inductor' 2>/dev/null
-  record campaign "$([[ $rc == 0 || $rc == 1 ]] && echo ok || echo FAIL)" "exit $rc; $(grep -E '^(campaign|throughput|time to first)' "$OUT/campaign.log" | tr '\n' ' ')"
-  grep -E '^(campaign|throughput|time to first|  +[0-9]+x|## |repro exit)' "$OUT/campaign.log" | cut -c1-200
+    ( out=$(cd /tmp && timeout 120 env PYTHONPATH="$SITE" python3 "$f" 2>&1); rc=$?
+      printf '## %s\n%s\nrepro exit %s\n' "$f" "$(echo "$out" | grep -E '^(outcome|REPRODUCED|NOT REPRODUCED|SKIP|compiled|eager)' | cut -c1-300)" "$rc" ) >"$f.log" &
+  done
+  wait
+  cat "$C"/findings/*/repro.py.log >>"$OUT/campaign.log" 2>/dev/null
+  # GNU tar's --exclude only applies to the operands after it. Worker logs stay out (large).
+  tar -czf "$OUT/campaign.tgz" --exclude='*-inductor' --exclude='workers' -C /tmp flce-campaign-liger 2>/dev/null
+  grep -E '^(campaign|throughput|graph conf|time to first|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/campaign.log" | cut -c1-220
+  if [[ -n ${FLCE_CAMPAIGN_FAMILY2:-} ]] && (($(left) > 100)); then
+    campaign_run /tmp/flce-campaign-f2 "$OUT/campaign2.log" "$FLCE_CAMPAIGN_FAMILY2" "${FLCE_CAMPAIGN2_MIN:-1.5}" 0
+    grep -E '^(campaign|throughput|graph conf|time to first|  +[0-9]+x|## profile)' "$OUT/campaign2.log" | cut -c1-220
+  fi
 fi
 
 # ---- gate Liger's two PRs against their merge bases (one GPU each when there are two) ----
@@ -257,7 +309,7 @@ if want gate && [[ -x $BUILD/flce ]] && [[ -d $LIGER ]] && (($(left) > 90)); the
   gate pr1324 base1324 pr1324 0 &
   gate pr1328 base1328 pr1328 $((NG > 1 ? 1 : 0)) &
   wait
-  tar -czf "$OUT/gate.tgz" -C /tmp gate-pr1324 gate-pr1328 2>/dev/null
+  tar -czf "$OUT/gate.tgz" --exclude='*-inductor' -C /tmp gate-pr1324 gate-pr1328 2>/dev/null
   record gate ok "pr1324: $(grep '^exit' "$OUT/gate-pr1324.md"), pr1328: $(grep '^exit' "$OUT/gate-pr1328.md")"
   head -40 "$OUT/gate-pr1324.md" | cut -c1-220; head -30 "$OUT/gate-pr1328.md" | cut -c1-220
 fi

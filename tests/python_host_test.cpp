@@ -89,6 +89,33 @@ TEST(Differential, RawAddmmDtypeOutCompiledReproducesKnownSignatureAndStage) {
   EXPECT_FALSE(r.first_failing_stage.empty());
 }
 
+TEST(Differential, LadderMemoReusesTheLadderOnlyForTheSameGraphShapeAndError) {
+  Case c;
+  c.kind = Kind::ADDMM;
+  c.BT = 8; c.H = 16; c.V = 32;
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  c.accum_dtype = DType::F32;
+  c.requires_grad = {false, false, false};
+  LadderMemo memo;
+  RunOptions o;
+  o.subject = "aten-dtype-out";
+  o.ladder_memo = &memo;
+  RunReport first = run_case(c, o);
+  ASSERT_FALSE(first.first_failing_stage.empty()) << report_table(first);
+  EXPECT_FALSE(first.ladder_memoized);
+  c.seed = 99;  // other values, same graph and shape: the ladder is reused
+  RunReport again = run_case(c, o);
+  EXPECT_TRUE(again.ladder_memoized) << report_table(again);
+  EXPECT_EQ(again.outcome, first.outcome);
+  EXPECT_EQ(again.ladder.size(), first.ladder.size());
+  EXPECT_EQ(memo.hits, 1);
+  c.V = 24;  // another shape: walked again
+  RunReport other = run_case(c, o);
+  EXPECT_FALSE(other.ladder_memoized) << report_table(other);
+  EXPECT_EQ(other.outcome, first.outcome);
+  EXPECT_EQ(memo.hits, 1);
+}
+
 TEST(Differential, UnsupportedSubjectIsTypedNotAPass) {
   RunReport r = run(small(DType::BF16), "liger", false);
   if (PythonHost::instance().cuda_available()) GTEST_SKIP() << "CUDA present: liger is supported here";

@@ -46,12 +46,17 @@ TEST(Signature, UnknownErrorsBucketByNormalizedMessage) {
   auto t = SignatureTable::load_default();
   ErrorChain a{{"ValueError", "size mismatch at 0x7f00dead: [8, 16] vs [8, 32] in /tmp/a/b.py", {"/x/torch/_refs/__init__.py:10:foo"}}};
   ErrorChain b{{"ValueError", "size mismatch at 0x7f00beef: [4, 16] vs [2, 2] in /home/c.py", {"/y/torch/_refs/__init__.py:99:foo"}}};
-  ErrorChain other{{"ValueError", "size mismatch at 0x1: [8] vs [8]", {"/x/torch/_refs/__init__.py:10:bar"}}};
+  ErrorChain other{{"ValueError", "size mismatch: [8] vs [8]", {"/x/torch/_refs/__init__.py:10:foo"}}};
+  ErrorChain moved{{"ValueError", "size mismatch at 0x1: [8] vs [8] in /z/c.py", {"/x/torch/_dynamo/eval_frame.py:10:bar"}}};
   Signature sa = t.classify(a, "2.13.0"), sb = t.classify(b, "2.13.0");
   EXPECT_FALSE(sa.known);
   EXPECT_EQ(sa.id.rfind("bucket-", 0), 0u);
   EXPECT_EQ(sa.id, sb.id) << sa.title << " vs " << sb.title;
-  EXPECT_NE(sa.id, t.classify(other, "2.13.0").id) << "different innermost torch frame";
+  EXPECT_NE(sa.id, t.classify(other, "2.13.0").id) << "different message";
+  // One bug seen through another harness: another innermost torch frame, the same bucket.
+  Signature sm = t.classify(moved, "2.13.0");
+  EXPECT_EQ(sa.id, sm.id);
+  EXPECT_EQ(sm.innermost_torch_frame, "torch/_dynamo/eval_frame.py:bar");
 }
 
 TEST(Signature, VersionRanges) {

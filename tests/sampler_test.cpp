@@ -1,0 +1,87 @@
+// The campaign's case stream: plain replayable samples, and families that share a graph.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+#include "oracles/sampler.hpp"
+
+using namespace flce;
+
+TEST(Sampler, CaseKOfSeedSIsAlwaysTheSameCase) {
+  SampleSpace sp;
+  for (uint64_t k = 0; k < 50; ++k) EXPECT_EQ(to_json(sample_case(5, k, sp)), to_json(sample_case(5, k, sp)));
+  sp.family_size = 16;
+  for (uint64_t k = 0; k < 50; ++k) EXPECT_EQ(to_json(sample_case(5, k, sp)), to_json(sample_case(5, k, sp)));
+}
+
+TEST(Sampler, EverySampledCaseIsValid) {
+  for (uint64_t fam : {1u, 16u}) {
+    SampleSpace sp;
+    sp.family_size = fam;
+    sp.plain_first = fam > 1;
+    for (uint64_t k = 0; k < 2000; ++k) EXPECT_NO_THROW(validate(sample_case(3, k, sp))) << "family " << fam << " k " << k;
+    sp.op_kinds = true;
+    for (uint64_t k = 0; k < 500; ++k) EXPECT_NO_THROW(validate(sample_case(3, k, sp))) << "op kinds k " << k;
+  }
+}
+
+TEST(Sampler, AFamilySharesOneGraphKeyAndAFewShapes) {
+  SampleSpace sp;
+  sp.family_size = 32;
+  int distinct_families = 0;
+  std::set<std::string> keys;
+  for (uint64_t fam = 0; fam < 20; ++fam) {
+    std::set<std::string> in_family;
+    std::set<std::tuple<int64_t, int64_t, int64_t>> shapes;
+    std::set<uint64_t> seeds;
+    for (uint64_t m = 0; m < sp.family_size; ++m) {
+      Case c = sample_case(9, fam * sp.family_size + m, sp);
+      in_family.insert(graph_key(c));
+      shapes.insert({c.BT, c.H, c.V});
+      seeds.insert(c.seed);
+    }
+    EXPECT_EQ(in_family.size(), 1u) << "family " << fam;
+    EXPECT_LE(shapes.size(), static_cast<size_t>(kShapePool)) << "family " << fam;
+    EXPECT_GT(seeds.size(), sp.family_size / 2) << "members must feed different values";
+    distinct_families += keys.insert(*in_family.begin()).second;
+  }
+  EXPECT_GE(distinct_families, 15) << "families must differ in configuration";
+}
+
+TEST(Sampler, GraphKeyIgnoresWhatIsFedButNotWhatIsCompiled) {
+  Case a = example_case(), b = a;
+  b.seed += 1;
+  b.BT = 3;
+  b.ignore_fraction = 1.0;
+  b.grad_output = -2.0;
+  EXPECT_EQ(graph_key(a), graph_key(b));
+  for (auto change : {+[](Case& c) { c.bias = !c.bias; c.requires_grad.bias = false; },
+                      +[](Case& c) { c.compile.fullgraph = !c.compile.fullgraph; },
+                      +[](Case& c) { c.accum_dtype.reset(); },
+                      +[](Case& c) { c.reduction = Reduction::SUM; }}) {
+    Case d = a;
+    change(d);
+    EXPECT_NE(graph_key(a), graph_key(d)) << to_json(d);
+  }
+}
+
+TEST(Sampler, PlainConfigurationsComeFirst) {
+  SampleSpace sp;
+  sp.family_size = 8;
+  sp.plain_first = true;
+  std::set<std::pair<DType, bool>> seen;
+  for (uint64_t fam = 0; fam < 6; ++fam) {
+    Case c = sample_case(1, fam * sp.family_size, sp);
+    Case plain = example_case();
+    plain.input_dtype = plain.weight_dtype = c.input_dtype;
+    plain.accum_dtype = c.accum_dtype;
+    plain.seed = c.seed;
+    plain.BT = c.BT; plain.H = c.H; plain.V = c.V;
+    plain.ignore_fraction = c.ignore_fraction; plain.regime = c.regime;
+    plain.grad_output = c.grad_output; plain.token_grad = c.token_grad;
+    EXPECT_EQ(graph_key(c), graph_key(plain)) << "family " << fam << " is not a plain configuration";
+    seen.insert({c.input_dtype, c.accum_dtype.has_value()});
+  }
+  EXPECT_EQ(seen.size(), 6u) << "each dtype with accum_dtype none and fp32";
+}
