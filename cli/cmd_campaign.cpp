@@ -57,6 +57,10 @@ void add_campaign_commands(CLI::App& app) {
                   "its compiled function (1: every case its own configuration)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
         ->capture_default_str();
+    c->add_option("--retire-after", o.retire_after,
+                  "Stop a family after this many compile failures in a row with one signature (0: never)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     c->callback([] {
       o.cuda = device == "cuda";
       o.flce_exe = self_exe();

@@ -101,6 +101,8 @@ class Campaign {
   std::set<uint64_t> owned_families_;  // families a slot is working through
   int64_t graphs_this_run_ = 0;        // graph configurations first run by this invocation
   double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
+  std::map<uint64_t, std::pair<std::string, int>> streak_;  // family -> last outcome, times in a row
+  void maybe_retire(const Ticket& t, const std::string& outcome);
   std::vector<Slot> slots_;
   Clock::time_point t0_ = Clock::now(), last_progress_{};
   double elapsed_before_ = 0;
@@ -348,6 +350,7 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
     f->last_seen = utc_now();
     f->cuda_poisoned |= cuda_poisoned;
   }
+  maybe_retire(t, outcome);
   nlohmann::json jl{{"key", t.key}, {"outcome", outcome}, {"at", utc_now()}, {"campaign_s", elapsed()}};
   // Where a case's time went (profiling throughput): each oracle's wall time, in ms.
   for (auto& o : report.value("oracles", nlohmann::json::array()))
@@ -364,6 +367,31 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
       last_progress_ = {};
     }
   }
+}
+
+// A compile failure ("<signature>@compiled:<stage>") is what a family retires on; judge
+// findings, crashes and timeouts depend on the values or the process, so they never do.
+void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
+  if (!t.sample || o_.retire_after <= 0 || o_.family_size <= 1) return;
+  const bool compile_failure = outcome.find("@compiled:") != std::string::npos && outcome.rfind("judge:", 0) != 0 &&
+                               outcome.rfind("crash:", 0) != 0 && outcome.rfind("timeout@", 0) != 0;
+  const uint64_t family = t.sample->second / o_.family_size;
+  auto& [last, n] = streak_[family];
+  n = compile_failure && outcome == last ? n + 1 : compile_failure ? 1 : 0;
+  last = outcome;
+  if (n < o_.retire_after) return;
+  SeedCursor& cur = st_.seeds[t.sample->first];
+  int64_t skipped = 0;
+  for (uint64_t i = family * o_.family_size; i < (family + 1) * o_.family_size; ++i)
+    if (!cur.done(i) && i != t.sample->second) {
+      cur.mark(i);
+      ++skipped;
+    }
+  if (skipped) {
+    ++st_.families_retired;
+    st_.cases_retired += skipped;
+  }
+  streak_.erase(family);
 }
 
 void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report,

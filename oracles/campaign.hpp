@@ -26,6 +26,10 @@ struct CampaignOptions {
   int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
   double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
   uint64_t family_size = 32;    // sampled cases per graph configuration (sampler.hpp); 1: none
+  // A family whose last N cases all failed to compile with one signature is retired: its
+  // other cases would only show that failure again, at a full trace each (a failed compile
+  // is never cached). 0: never.
+  int retire_after = 4;
 };
 
 // How one `flce worker` is started (campaign slots and the shrink phase alike): its

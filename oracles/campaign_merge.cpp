@@ -211,6 +211,8 @@ MergeResult merge_campaigns(const MergeOptions& o) {
     for (auto& [k, n] : st.outcomes) m.outcomes[k] += n;
     m.corpus_done.insert(st.corpus_done.begin(), st.corpus_done.end());
     m.graphs.insert(st.graphs.begin(), st.graphs.end());
+    m.families_retired += st.families_retired;
+    m.cases_retired += st.cases_retired;
     auto seeds = nlohmann::ordered_json::array();
     for (auto& [seed, cur] : st.seeds) {
       seeds.push_back(seed);

@@ -100,6 +100,9 @@ void write_reports(const fs::path& to, const CampaignState& st, const RunStats& 
   md += fmt::format("| throughput | {:.1f} cases/min |\n", cases_per_min(rs));
   md += fmt::format("| graph configurations | {} distinct{} |\n", st.graphs.size(),
                     merged ? "" : fmt::format(" ({:.1f}/min this run; families of {} cases)", graphs_per_min(rs), rs.family_size));
+  if (st.families_retired)
+    md += fmt::format("| retired families | {} ({} cases not run: each would re-show its family's compile failure) |\n",
+                      st.families_retired, st.cases_retired);
   md += fmt::format("| time to first finding | {} |\n", st.first_finding_s ? duration(*st.first_finding_s) : "none");
   md += fmt::format("| time spent | {} |\n", duration(st.elapsed_s));
   if (rs.interrupted) md += "| note | interrupted; rerun the same command to resume |\n";
@@ -195,8 +198,10 @@ std::string summary_text(const fs::path& dir, const CampaignState& st, const Run
                               st.cases_done, run, st.outcomes.size(), st.findings.size(),
                               rs.interrupted ? " (interrupted)" : "");
   s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
-  s += fmt::format("graph configurations: {} distinct{}\n", st.graphs.size(),
-                   rs.shards.is_array() ? "" : fmt::format(" ({:.2f}/min this run)", graphs_per_min(rs)));
+  s += fmt::format("graph configurations: {} distinct{}{}\n", st.graphs.size(),
+                   rs.shards.is_array() ? "" : fmt::format(" ({:.2f}/min this run)", graphs_per_min(rs)),
+                   st.families_retired ? fmt::format("; {} families retired after repeated compile failures ({} cases not run)",
+                                                     st.families_retired, st.cases_retired) : "");
   if (st.first_finding_s) {
     const Finding* first = &st.findings.front();
     for (auto& f : st.findings)

@@ -106,6 +106,8 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["corpus_done"] = corpus_done;
   j["outcomes"] = outcomes;
   j["graphs"] = graphs;
+  j["families_retired"] = families_retired;
+  j["cases_retired"] = cases_retired;
   auto fj = nlohmann::ordered_json::array();
   for (auto& f : findings) {
     nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
@@ -142,6 +144,8 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   s.corpus_done = j.at("corpus_done").get<std::set<std::string>>();
   s.outcomes = j.at("outcomes").get<std::map<std::string, int64_t>>();
   if (j.contains("graphs")) s.graphs = j.at("graphs").get<std::set<std::string>>();
+  s.families_retired = j.value("families_retired", int64_t{0});
+  s.cases_retired = j.value("cases_retired", int64_t{0});
   for (auto& f : j.at("findings")) {
     Finding x;
     x.id = f.at("id");

@@ -67,6 +67,7 @@ struct CampaignState {
   // Distinct compiled-graph configurations run (short hashes of sampler.hpp's graph_key):
   // cases/min alone would hide a campaign that only feeds new values to old graphs.
   std::set<std::string> graphs;
+  int64_t families_retired = 0, cases_retired = 0;  // cases left unrun by retired families
   std::vector<Finding> findings;            // in order of first sight
   nlohmann::json environment;               // the workers' fingerprint (torch, Python, ...)
 

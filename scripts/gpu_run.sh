@@ -241,6 +241,24 @@ if want fixes && (($(left) > 60)); then
   tail -12 "$OUT/fixes.log"
 fi
 
+# ---- gate Liger's two PRs against their merge bases (one GPU each when there are two) ----
+if want gate && [[ -x $BUILD/flce ]] && [[ -d $LIGER ]] && (($(left) > 90)); then
+  NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  gate() {  # gate NAME BASE CANDIDATE GPU
+    CUDA_VISIBLE_DEVICES=$4 timeout "$(left)" "$BUILD/flce" gate --device cuda --sample "${FLCE_GATE_SAMPLE:-4}" \
+      --base "subject=liger,path=$LIGER/$2/src" --candidate "subject=liger,path=$LIGER/$3/src" \
+      --timeout 240 --out "/tmp/gate-$1" >"$OUT/gate-$1.md" 2>"/tmp/gate-$1.err"
+    echo "exit $?" >>"$OUT/gate-$1.md"
+    tail -20 "/tmp/gate-$1.err" >>"$OUT/gate-$1.md"
+  }
+  gate pr1324 base1324 pr1324 0 &
+  gate pr1328 base1328 pr1328 $((NG > 1 ? 1 : 0)) &
+  wait
+  tar -czf "$OUT/gate.tgz" --exclude='*-inductor' -C /tmp gate-pr1324 gate-pr1328 2>/dev/null
+  record gate ok "pr1324: $(grep '^exit' "$OUT/gate-pr1324.md"), pr1328: $(grep '^exit' "$OUT/gate-pr1328.md")"
+  head -40 "$OUT/gate-pr1324.md" | cut -c1-220; head -30 "$OUT/gate-pr1328.md" | cut -c1-220
+fi
+
 # ---- a campaign against Liger on every GPU (one worker per GPU and more) ----
 # From an empty corpus unless FLCE_CAMPAIGN_CORPUS names one, so the time to the first
 # finding is the sampler's, not the corpus's. FLCE_CAMPAIGN_FAMILY2 adds a second, shorter
@@ -277,7 +295,9 @@ if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
       nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,noheader 2>&1
       nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used --format=csv,noheader 2>&1; done ) >/tmp/gpu_apps.log &
   SAMPLER=$!
-  campaign_run "$C" "$OUT/campaign.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "${FLCE_CAMPAIGN_MIN:-2}" "${FLCE_MINIMIZE_S:-45}"
+  # Shorter than asked when the call's deadline is near: shrinking and repro scripts follow.
+  MIN=$(python3 -c "print(max(0.5, min(${FLCE_CAMPAIGN_MIN:-2}, ($(left) - ${FLCE_MINIMIZE_S:-45} - 150) / 60)))")
+  campaign_run "$C" "$OUT/campaign.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}"
   kill "$SAMPLER" 2>/dev/null
   cat /tmp/gpu_apps.log >>"$OUT/campaign.log"
   for f in "$C"/findings/*/repro.py; do  # each script on its own, as an upstream maintainer would; side by side
@@ -294,24 +314,6 @@ if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
     campaign_run /tmp/flce-campaign-f2 "$OUT/campaign2.log" "$FLCE_CAMPAIGN_FAMILY2" "${FLCE_CAMPAIGN2_MIN:-1.5}" 0
     grep -E '^(campaign|throughput|graph conf|time to first|  +[0-9]+x|## profile)' "$OUT/campaign2.log" | cut -c1-220
   fi
-fi
-
-# ---- gate Liger's two PRs against their merge bases (one GPU each when there are two) ----
-if want gate && [[ -x $BUILD/flce ]] && [[ -d $LIGER ]] && (($(left) > 90)); then
-  NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  gate() {  # gate NAME BASE CANDIDATE GPU
-    CUDA_VISIBLE_DEVICES=$4 timeout "$(left)" "$BUILD/flce" gate --device cuda --sample "${FLCE_GATE_SAMPLE:-4}" \
-      --base "subject=liger,path=$LIGER/$2/src" --candidate "subject=liger,path=$LIGER/$3/src" \
-      --timeout 240 --out "/tmp/gate-$1" >"$OUT/gate-$1.md" 2>"/tmp/gate-$1.err"
-    echo "exit $?" >>"$OUT/gate-$1.md"
-    tail -20 "/tmp/gate-$1.err" >>"$OUT/gate-$1.md"
-  }
-  gate pr1324 base1324 pr1324 0 &
-  gate pr1328 base1328 pr1328 $((NG > 1 ? 1 : 0)) &
-  wait
-  tar -czf "$OUT/gate.tgz" --exclude='*-inductor' -C /tmp gate-pr1324 gate-pr1328 2>/dev/null
-  record gate ok "pr1324: $(grep '^exit' "$OUT/gate-pr1324.md"), pr1328: $(grep '^exit' "$OUT/gate-pr1328.md")"
-  head -40 "$OUT/gate-pr1324.md" | cut -c1-220; head -30 "$OUT/gate-pr1328.md" | cut -c1-220
 fi
 
 # ---- everything else ----
