@@ -42,6 +42,9 @@ void add_gate_commands(CLI::App& app) {
   g->add_option("--timeout", timeout_s, "Seconds per subject call before its worker is killed")->capture_default_str();
   g->add_option("--out", out, "Directory for gate.md, gate.json, gate.xml (JUnit) and cases/ of regressed and fixed cases");
   g->add_flag("-q,--quiet", quiet, "No per-case progress on stderr");
+  static bool strict_changes = false;
+  g->add_flag("--strict-changes", strict_changes,
+              "A case failing to compile on both sides with different signatures fails the gate too");
   static std::string device = "cpu";
   g->add_option("--device", device, "Device of the sampled cases (pinned cases keep theirs)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
@@ -68,6 +71,7 @@ void add_gate_commands(CLI::App& app) {
     opt.fuzz_minutes = fuzz_minutes;
     opt.vary_compile = vary_compile;
     opt.timeout_s = timeout_s;
+    opt.strict_changes = strict_changes;
     int n = 0;
     if (!quiet) opt.progress = [&n](const std::string& line) { std::fprintf(stderr, "[gate %d] %s\n", ++n, line.c_str()); };
     GateReport rep;
@@ -88,7 +92,7 @@ void add_gate_commands(CLI::App& app) {
       write_text(fs::path(out) / "gate.xml", gate_junit(rep));
       // Each regressed or fixed case as a file `flce run` takes.
       for (auto& row : rep.rows)
-        if (is_regression(row.verdict) || row.verdict == GateVerdict::FIXED) {
+        if (is_regression(row.verdict) || row.verdict == GateVerdict::FIXED || row.verdict == GateVerdict::STILL_FAILING) {
           std::string fname = row.gc.id;
           for (char& ch : fname)
             if (ch == '/') ch = '-';

@@ -21,6 +21,7 @@
 #include "campaign_shrink.hpp"
 #include "campaign_state.hpp"
 #include "case.hpp"
+#include "signature.hpp"
 #include "sampler.hpp"
 #include "worker_process.hpp"
 
@@ -373,8 +374,7 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
 // findings, crashes and timeouts depend on the values or the process, so they never do.
 void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
   if (!t.sample || o_.retire_after <= 0 || o_.family_size <= 1) return;
-  const bool compile_failure = outcome.find("@compiled:") != std::string::npos && outcome.rfind("judge:", 0) != 0 &&
-                               outcome.rfind("crash:", 0) != 0 && outcome.rfind("timeout@", 0) != 0;
+  const bool compile_failure = is_compile_failure(outcome);
   const uint64_t family = t.sample->second / o_.family_size;
   auto& [last, n] = streak_[family];
   n = compile_failure && outcome == last ? n + 1 : compile_failure ? 1 : 0;

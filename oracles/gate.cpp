@@ -64,6 +64,7 @@ std::string_view name(GateVerdict v) {
     case GateVerdict::UNSUPPORTED: return "unsupported";
     case GateVerdict::REGRESSED: return "regressed";
     case GateVerdict::CHANGED: return "changed";
+    case GateVerdict::STILL_FAILING: return "still-failing";
     case GateVerdict::LOST: return "lost";
     case GateVerdict::NEW_FAILURE: return "new-failure";
     case GateVerdict::FIXED: return "fixed";
@@ -81,6 +82,8 @@ GateVerdict gate_verdict(const std::string& b, const std::string& c) {
   if (b_un) return c_ok ? GateVerdict::NEW_PASS : GateVerdict::NEW_FAILURE;
   if (b_ok) return GateVerdict::REGRESSED;
   if (c_ok) return GateVerdict::FIXED;
+  // Failing to compile either way is not worse for the user; the new signature is listed.
+  if (is_compile_failure(b) && is_compile_failure(c)) return GateVerdict::STILL_FAILING;
   return GateVerdict::CHANGED;
 }
 
@@ -308,6 +311,7 @@ GateReport run_gate(const GateOptions& opt) {
       row.candidate = side(cand);
       row.base = fbase.get();
       row.verdict = gate_verdict(row.base->outcome, row.candidate->outcome);
+      if (opt.strict_changes && row.verdict == GateVerdict::STILL_FAILING) row.verdict = GateVerdict::CHANGED;
       if (row.verdict == GateVerdict::SAME_PASS) row.drift = drift_of(*row.base, *row.candidate);
     }
     row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
@@ -441,6 +445,15 @@ std::string gate_markdown(const GateReport& r) {
                          code(row.candidate->outcome), name(row.verdict));
     s += "\n";
   }
+  if (r.count(GateVerdict::STILL_FAILING)) {
+    s += "### Still failing to compile, with another signature (not failing the gate; `--strict-changes` fails it)\n\n"
+         "| case | configuration | base | candidate | candidate error |\n|---|---|---|---|---|\n";
+    for (auto& row : r.rows)
+      if (row.verdict == GateVerdict::STILL_FAILING)
+        s += fmt::format("| {} | {} | {} | {} | {} |\n", code(row.gc.id), config_of(row.gc.c), code(row.base->outcome),
+                         code(row.candidate->outcome), md_cell(why_of(*row.candidate)));
+    s += "\n";
+  }
   if (fixed) {
     s += "### Fixed (failed on base, pass on candidate)\n\n| case | configuration | base |\n|---|---|---|\n";
     for (auto& row : r.rows)
@@ -463,7 +476,8 @@ std::string gate_markdown(const GateReport& r) {
   }
   std::string rest;
   for (auto& row : r.rows)
-    if (!is_regression(row.verdict) && row.verdict != GateVerdict::FIXED && row.verdict != GateVerdict::NEW_PASS)
+    if (!is_regression(row.verdict) && row.verdict != GateVerdict::FIXED && row.verdict != GateVerdict::NEW_PASS &&
+        row.verdict != GateVerdict::STILL_FAILING)
       rest += fmt::format("| {} | {} | {} |\n", code(row.gc.id), name(row.verdict),
                           row.verdict == GateVerdict::SKIPPED ? row.skip_reason : code(row.base->outcome));
   if (!rest.empty())
@@ -483,6 +497,7 @@ nlohmann::ordered_json gate_json(const GateReport& r) {
   j["candidate"] = spec(r.opt.candidate, r.candidate_env, r.candidate_version);
   j["summary"] = {{"cases", r.rows.size()}, {"judged", r.judged()}, {"regressions", r.regressions()},
                   {"fixed", r.count(GateVerdict::FIXED) + r.count(GateVerdict::NEW_PASS)},
+                  {"still_failing", r.count(GateVerdict::STILL_FAILING)}, {"strict_changes", r.opt.strict_changes},
                   {"skipped", r.count(GateVerdict::SKIPPED)}, {"seed", r.opt.seed}, {"wall_s", r.wall_s}};
   auto groups = nlohmann::ordered_json::array();
   for (auto& g : r.groups) {

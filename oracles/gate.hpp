@@ -29,6 +29,7 @@ enum class GateVerdict {
   UNSUPPORTED,   // neither could run it
   REGRESSED,     // base passed, candidate fails
   CHANGED,       // both fail, differently (a regression: a new failure mode)
+  STILL_FAILING,  // both fail to compile, with different signatures (listed; a regression only with strict)
   LOST,          // candidate cannot run what base ran (a regression: coverage lost)
   NEW_FAILURE,   // base could not run it, candidate fails (a regression)
   FIXED,         // base failed, candidate passes
@@ -81,6 +82,9 @@ struct GateOptions {
   bool cuda = false;          // sampled cases on the GPU (Liger's kernels need it)
   double timeout_s = 600;     // per subject call
   double drift_report = 0.05;  // |Δ err/bound| worth listing
+  // A case that failed to compile on base and still fails to compile on the candidate, with
+  // another signature, is STILL_FAILING: not worse, so not a regression, unless strict.
+  bool strict_changes = false;
   std::function<void(const std::string&)> progress;  // one line per case
 };
 

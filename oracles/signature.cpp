@@ -171,4 +171,9 @@ Signature SignatureTable::classify(const ErrorChain& chain, const std::string& t
   return sig;
 }
 
+bool is_compile_failure(const std::string& outcome) {
+  return outcome.find("@compiled:") != std::string::npos && outcome.rfind("judge:", 0) != 0 &&
+         outcome.rfind("crash:", 0) != 0 && outcome.rfind("timeout@", 0) != 0;
+}
+
 }  // namespace flce

@@ -47,4 +47,8 @@ std::string innermost_torch_frame(const ErrorChain& chain);
 // ">=2.8,<2.13" style ranges against "2.13.0+cu130"
 bool version_in_range(const std::string& version, const std::string& range);
 
+// An outcome line "<signature>@compiled:<stage>": the compiled run raised (trace, lowering,
+// codegen), as opposed to a numeric finding ("judge:..."), a crash or a timeout.
+bool is_compile_failure(const std::string& outcome);
+
 }  // namespace flce

@@ -37,7 +37,14 @@ TEST(GateVerdict, EveryTransition) {
   EXPECT_EQ(gate_verdict(tier2, tier2), GateVerdict::SAME_FAILURE);
   EXPECT_EQ(gate_verdict("unsupported", "unsupported"), GateVerdict::UNSUPPORTED);
   EXPECT_EQ(gate_verdict("pass", tier2), GateVerdict::REGRESSED);
-  EXPECT_EQ(gate_verdict(tier1, tier2), GateVerdict::CHANGED);
+  // Failing to compile on both sides, differently: listed, not a regression.
+  EXPECT_EQ(gate_verdict(tier1, tier2), GateVerdict::STILL_FAILING);
+  EXPECT_EQ(gate_verdict(tier1, "bucket-4f5af897dc14@compiled:inductor"), GateVerdict::STILL_FAILING);
+  // Any other change of failure is: a compile error turning into wrong numbers, a crash...
+  EXPECT_EQ(gate_verdict(tier1, "judge:loss:out-of-bounds@compiled"), GateVerdict::CHANGED);
+  EXPECT_EQ(gate_verdict("judge:loss:out-of-bounds@compiled", tier1), GateVerdict::CHANGED);
+  EXPECT_EQ(gate_verdict(tier1, "crash:SIGSEGV@compiled:inductor"), GateVerdict::CHANGED);
+  EXPECT_EQ(gate_verdict("judge:grad_weight:missing@eager", "bucket-0123456789ab@eager:-"), GateVerdict::CHANGED);
   EXPECT_EQ(gate_verdict(tier2, "pass"), GateVerdict::FIXED);
   EXPECT_EQ(gate_verdict("pass", "unsupported"), GateVerdict::LOST);
   EXPECT_EQ(gate_verdict("unsupported", tier2), GateVerdict::NEW_FAILURE);
@@ -45,7 +52,7 @@ TEST(GateVerdict, EveryTransition) {
   for (auto v : {GateVerdict::REGRESSED, GateVerdict::CHANGED, GateVerdict::LOST, GateVerdict::NEW_FAILURE})
     EXPECT_TRUE(is_regression(v)) << name(v);
   for (auto v : {GateVerdict::SAME_PASS, GateVerdict::SAME_FAILURE, GateVerdict::FIXED, GateVerdict::NEW_PASS,
-                 GateVerdict::SKIPPED, GateVerdict::UNSUPPORTED})
+                 GateVerdict::SKIPPED, GateVerdict::UNSUPPORTED, GateVerdict::STILL_FAILING})
     EXPECT_FALSE(is_regression(v)) << name(v);
 }
 
