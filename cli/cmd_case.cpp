@@ -68,11 +68,19 @@ void add_case_commands(CLI::App& app) {
   samp->add_flag("--op-kinds", samp_ops, "As a campaign of aten-dtype-out (op cases included)");
   static bool samp_fixed_compile = false;
   samp->add_flag("--fixed-compile", samp_fixed_compile, "As `flce gate` without --vary-compile (default compile options)");
+  static uint64_t samp_family = 1;
+  samp->add_option("--family", samp_family,
+                   "The campaign's --family (family_size in its state.json; campaigns default to 32); 1: the plain "
+                   "stream gates draw from")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
+      ->capture_default_str();
   samp->callback([] {
     SampleSpace sp;
     sp.op_kinds = samp_ops;
     sp.compile_options = !samp_fixed_compile;
     sp.device = samp_device == "cuda" ? Device::CUDA : Device::CPU;
+    sp.family_size = samp_family;
+    sp.plain_first = samp_family > 1;  // as a campaign draws it
     std::printf("%s\n", to_json(sample_case(samp_seed, samp_index, sp), 2).c_str());
   });
 }
