@@ -38,9 +38,20 @@ void on_stop_signal(int) { g_stop = 1; }
 constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
 constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, not a case
 
+uint32_t short_hash(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h;
+}
+
 struct Ticket {
   std::string key, case_json;
+  std::string graph;  // short hash of the case's graph_key (CampaignState::graphs)
   std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index
+
+  Ticket() = default;
+  explicit Ticket(const Case& c)
+      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))) {}
 };
 
 struct Slot {
@@ -57,11 +68,6 @@ struct Slot {
 
 std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
 
-uint32_t short_hash(std::string_view s) {
-  uint32_t h = 2166136261u;
-  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
-  return h;
-}
 
 class Campaign {
  public:
@@ -74,6 +80,7 @@ class Campaign {
   void load_corpus();
   Ticket next_ticket(Slot& s);
   std::optional<uint64_t> next_in_family(uint64_t family);
+  uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
   void spawn(Slot& s);
   void dispatch(Slot& s, Ticket t);
   void handle_line(Slot& s, const std::string& line);
@@ -185,8 +192,7 @@ void Campaign::load_corpus() {
     } catch (const std::exception& e) {
       throw CampaignInputError(fmt::format("corpus case {}: {}", p.string(), e.what()));
     }
-    Ticket t;
-    t.case_json = to_json(c, -1);
+    Ticket t(c);
     // The content is part of the key: an edited corpus file is a new case.
     t.key = fmt::format("corpus:{}@{:08x}", p.filename().string(), short_hash(t.case_json));
     corpus_.push_back(t);
@@ -195,8 +201,7 @@ void Campaign::load_corpus() {
 
 std::optional<uint64_t> Campaign::next_in_family(uint64_t family) {
   const SeedCursor& cur = st_.seeds[o_.seed];
-  const uint64_t f = std::max<uint64_t>(o_.family_size, 1);
-  for (uint64_t i = family * f; i < (family + 1) * f; ++i)
+  for (uint64_t i = family * family_size(); i < (family + 1) * family_size(); ++i)
     if (!cur.done(i)) return i;
   return std::nullopt;
 }
@@ -213,10 +218,9 @@ Ticket Campaign::next_ticket(Slot& s) {
   std::optional<uint64_t> index = s.family ? next_in_family(*s.family) : std::nullopt;
   if (!index) {
     if (s.family) owned_families_.erase(*s.family);
-    const uint64_t f = std::max<uint64_t>(o_.family_size, 1);
     SeedCursor& cur = st_.seeds[o_.seed];
     while (cur.done(cursor_)) ++cursor_;
-    for (uint64_t fam = cursor_ / f;; ++fam) {
+    for (uint64_t fam = cursor_ / family_size();; ++fam) {
       if (owned_families_.count(fam)) continue;
       index = next_in_family(fam);
       if (!index) continue;
@@ -230,10 +234,9 @@ Ticket Campaign::next_ticket(Slot& s) {
   sp.device = o_.cuda ? Device::CUDA : Device::CPU;
   sp.family_size = o_.family_size;
   sp.plain_first = o_.family_size > 1;
-  Ticket t;
+  Ticket t(sample_case(o_.seed, *index, sp));
   t.sample = std::make_pair(o_.seed, *index);
   t.key = fmt::format("sample:{}#{}", o_.seed, *index);
-  t.case_json = to_json(sample_case(o_.seed, *index, sp), -1);
   return t;
 }
 
@@ -326,7 +329,7 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
   ++st_.cases_done;
   ++cases_this_run_;
   ++st_.outcomes[outcome];
-  if (st_.graphs.insert(fmt::format("{:08x}", short_hash(graph_key(from_json(t.case_json))))).second) ++graphs_this_run_;
+  if (st_.graphs.insert(t.graph).second) ++graphs_this_run_;
   if (t.sample) st_.seeds[t.sample->first].mark(t.sample->second);
   else st_.corpus_done.insert(t.key);
   Finding* f = is_finding(outcome) ? st_.finding(outcome) : nullptr;
@@ -373,16 +376,16 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
 // A compile failure ("<signature>@compiled:<stage>") is what a family retires on; judge
 // findings, crashes and timeouts depend on the values or the process, so they never do.
 void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
-  if (!t.sample || o_.retire_after <= 0 || o_.family_size <= 1) return;
+  if (!t.sample || o_.retire_after <= 0 || family_size() <= 1) return;
   const bool compile_failure = is_compile_failure(outcome);
-  const uint64_t family = t.sample->second / o_.family_size;
+  const uint64_t family = t.sample->second / family_size();
   auto& [last, n] = streak_[family];
   n = compile_failure && outcome == last ? n + 1 : compile_failure ? 1 : 0;
   last = outcome;
   if (n < o_.retire_after) return;
   SeedCursor& cur = st_.seeds[t.sample->first];
   int64_t skipped = 0;
-  for (uint64_t i = family * o_.family_size; i < (family + 1) * o_.family_size; ++i)
+  for (uint64_t i = family * family_size(); i < (family + 1) * family_size(); ++i)
     if (!cur.done(i) && i != t.sample->second) {
       cur.mark(i);
       ++skipped;

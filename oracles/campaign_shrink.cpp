@@ -3,11 +3,11 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
-#include <atomic>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "campaign.hpp"
@@ -34,7 +34,8 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 // exactly as the exploration phase names them, and the next try gets a fresh worker.
 class ShrinkWorker {
  public:
-  ShrinkWorker(const ShrinkOptions& o, fs::path log) : o_(o), log_(std::move(log)) {}
+  ShrinkWorker(const ShrinkOptions& o, fs::path log, std::string gpu)
+      : o_(o), log_(std::move(log)), gpu_(std::move(gpu)) {}
 
   std::string outcome(const Case& c) {
     if (!proc_ || !proc_->alive()) start();
@@ -68,7 +69,7 @@ class ShrinkWorker {
     proc_ = std::make_unique<WorkerProcess>();
     // The log's name gives it its own Inductor cache, as each exploration slot has.
     const WorkerSpec w =
-        worker_spec(o_.flce_exe, o_.subject, o_.subject_path, o_.worker_mem_gib, o_.gpu, log_.string(), 1);
+        worker_spec(o_.flce_exe, o_.subject, o_.subject_path, o_.worker_mem_gib, gpu_, log_.string(), 1);
     proc_->spawn(w);
     const auto t0 = Clock::now();
     for (;;) {
@@ -119,14 +120,11 @@ class ShrinkWorker {
 
   ShrinkOptions o_;
   fs::path log_;
+  std::string gpu_;  // CUDA_VISIBLE_DEVICES of this worker ("": inherit)
   std::unique_ptr<WorkerProcess> proc_;
   std::vector<std::string> pending_;
   int n_ = 0;
 };
-
-}  // namespace
-
-namespace {
 
 // Shrinks one finding (its fields updated in `f`) with `worker`.
 void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const ShrinkOptions& o,
@@ -183,9 +181,8 @@ void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions
   std::mutex mu;
   std::atomic<size_t> next{0};
   auto work = [&](int slot) {
-    ShrinkOptions so = o;
-    if (!o.gpus.empty()) so.gpu = o.gpus[static_cast<size_t>(slot) % o.gpus.size()];
-    ShrinkWorker worker(so, dir / "workers" / fmt::format("shrink-{}.log", slot));
+    ShrinkWorker worker(o, dir / "workers" / fmt::format("shrink-{}.log", slot),
+                        o.gpus.empty() ? "" : o.gpus[static_cast<size_t>(slot) % o.gpus.size()]);
     for (size_t i; (i = next++) < todo.size();) {
       if (o.stop && *o.stop) break;
       Finding f;
@@ -193,7 +190,7 @@ void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions
         std::lock_guard<std::mutex> lock(mu);
         f = *todo[i];
       }
-      shrink_one(dir, f, worker, so, signatures);
+      shrink_one(dir, f, worker, o, signatures);
       if (!o.quiet)
         std::fprintf(stderr, "shrink %s: %s (%lld -> %lld input elements, %d runs)\n", f.id.c_str(), f.shrink.c_str(),
                      static_cast<long long>(f.elements), static_cast<long long>(f.min_elements), f.shrink_runs);

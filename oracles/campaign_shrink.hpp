@@ -21,8 +21,7 @@ struct ShrinkOptions {
   double per_finding_s = 60;   // minimize()'s budget per finding
   double case_timeout_s = 600;  // one try; past it the worker is killed ("timeout@stage")
   double worker_mem_gib = 16;
-  std::string gpu;  // CUDA_VISIBLE_DEVICES of the worker ("": inherit)
-  std::vector<std::string> gpus;  // when set: shrink worker k gets gpus[k % size]
+  std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES of shrink worker k: gpus[k % size]; none: inherit
   int parallel = 1;                // findings shrunk at once, one worker each
   bool quiet = false;
   volatile std::sig_atomic_t* stop = nullptr;  // set by SIGINT/SIGTERM: finish the current try, stop

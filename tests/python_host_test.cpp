@@ -22,6 +22,18 @@ const OracleOutcome& oracle(const RunReport& r, const std::string& name) {
   throw std::runtime_error("no oracle " + name);
 }
 
+// The seed's op: addmm(C, A, B, out_dtype=fp32, out=C) with bf16 operands.
+Case seed_addmm() {
+  Case c;
+  c.kind = Kind::ADDMM;
+  c.BT = 8; c.H = 16; c.V = 32;
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  c.accum_dtype = DType::F32;
+  c.out_variant = true;
+  c.requires_grad = {false, false, false};
+  return c;
+}
+
 Case small(DType d) {
   Case c = example_case();
   c.input_dtype = c.weight_dtype = d;
@@ -67,15 +79,7 @@ TEST(Differential, ModelCompiledOnCpuPassesWithAotEagerFp32) {
 }
 
 TEST(Differential, RawAddmmDtypeOutCompiledReproducesKnownSignatureAndStage) {
-  // The seed's op: addmm(C, A, B, out_dtype=fp32, out=C) with bf16 operands, compiled.
-  Case c;
-  c.kind = Kind::ADDMM;
-  c.BT = 8; c.H = 16; c.V = 32;
-  c.input_dtype = c.weight_dtype = DType::BF16;
-  c.accum_dtype = DType::F32;
-  c.out_variant = true;
-  c.requires_grad = {false, false, false};
-  RunReport r = run(c, "aten-dtype-out");
+  RunReport r = run(seed_addmm(), "aten-dtype-out");
   const auto& comp = oracle(r, "compiled");
   ASSERT_EQ(comp.status, SubjectStatus::ERROR) << report_table(r);
   ASSERT_TRUE(comp.signature);
@@ -90,12 +94,7 @@ TEST(Differential, RawAddmmDtypeOutCompiledReproducesKnownSignatureAndStage) {
 }
 
 TEST(Differential, LadderMemoReusesTheLadderOnlyForTheSameGraphShapeAndError) {
-  Case c;
-  c.kind = Kind::ADDMM;
-  c.BT = 8; c.H = 16; c.V = 32;
-  c.input_dtype = c.weight_dtype = DType::BF16;
-  c.accum_dtype = DType::F32;
-  c.requires_grad = {false, false, false};
+  Case c = seed_addmm();
   LadderMemo memo;
   RunOptions o;
   o.subject = "aten-dtype-out";
