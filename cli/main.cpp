@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "cli/commands.hpp"
+#include "oracles/bytecode_cache.hpp"
 #include "oracles/case.hpp"
 
 namespace flce::cli {
@@ -14,6 +15,7 @@ int& exit_code() {
 
 int main(int argc, char** argv) {
   using namespace flce::cli;
+  flce::use_bytecode_cache();  // before any interpreter starts, ours or a child's
   CLI::App app{"flce: differential fuzzing and conformance for fused linear cross entropy (FLCE)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every verb");

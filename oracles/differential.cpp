@@ -138,7 +138,9 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED) {
       // The stage reported is the first backend that shows the *same* failure as the
       // compiled run; a backend failing differently (e.g. an op with no CPU kernel under
-      // the eager backends) is listed but does not claim the stage.
+      // the eager backends) is listed but does not claim the stage. The walk stops there:
+      // the rungs above it are not needed for the stage, and each costs a whole trace
+      // (time to first finding). The compiled run's own rung is always listed.
       const std::string want = failure_word(co);
       std::string first_any;
       for (Backend b : kLadder) {
@@ -153,9 +155,13 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
         }
         rep.ladder.push_back({std::string(name(b)), step.pass(), failure_word(step)});
         if (!step.pass() && first_any.empty()) first_any = std::string(name(b));
-        if (!step.pass() && rep.first_failing_stage.empty() && failure_word(step) == want)
+        if (!step.pass() && failure_word(step) == want) {
           rep.first_failing_stage = std::string(name(b));
+          break;
+        }
       }
+      if (rep.ladder.back().backend != name(c.compile.backend))
+        rep.ladder.push_back({std::string(name(c.compile.backend)), co.pass(), failure_word(co)});
       if (rep.first_failing_stage.empty()) rep.first_failing_stage = first_any;
       if (!memo_key.empty()) opt.ladder_memo->entries[memo_key] = {rep.ladder, rep.first_failing_stage};
     }

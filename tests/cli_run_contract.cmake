@@ -14,9 +14,22 @@ if(NOT OUT MATCHES "tier2-lowering" OR NOT OUT MATCHES "first failing stage: ind
   message(FATAL_ERROR "seed verdict lacks signature or stage:\n${OUT}")
 endif()
 # The same verdict with the subject in a child Python process (the GPU box's mode).
-expect(1 ${CMAKE_COMMAND} -E env FLCE_SUBJECT_PYTHON=1 ${FLCE} run ${C}/seed-model-bf16-accum-fp32.json --subject model)
+# Also: on a host that forbids bytecode (PYTHONDONTWRITEBYTECODE, as the GPU box's image
+# does), the child keeps its compiled bytecode under flce's cache instead of recompiling.
+set(PYC ${CMAKE_CURRENT_BINARY_DIR}/cli_run_pycache)
+file(REMOVE_RECURSE ${PYC})
+expect(1 ${CMAKE_COMMAND} -E env FLCE_SUBJECT_PYTHON=1 PYTHONDONTWRITEBYTECODE=1 FLCE_PYCACHE=${PYC} --unset=PYTHONPYCACHEPREFIX
+       ${FLCE} run ${C}/seed-model-bf16-accum-fp32.json --subject model)
 if(NOT OUT MATCHES "tier2-lowering" OR NOT OUT MATCHES "first failing stage: inductor")
   message(FATAL_ERROR "seed verdict in a child Python differs:\n${OUT}")
+endif()
+file(GLOB_RECURSE pyc ${PYC}/*.pyc)
+set(pyc_runner ${pyc})
+list(FILTER pyc_runner INCLUDE REGEX "/flce_subjects/runner\\.[^/]*pyc$")
+set(pyc_torch ${pyc})
+list(FILTER pyc_torch INCLUDE REGEX "/torch/__init__\\.[^/]*pyc$")
+if(NOT pyc_runner OR NOT pyc_torch)
+  message(FATAL_ERROR "no bytecode under FLCE_PYCACHE=${PYC} (runner: '${pyc_runner}', torch: '${pyc_torch}')")
 endif()
 expect(2 ${FLCE} run ${C}/model-bf16-default.json --subject no-such-subject)
 if(NOT ERR MATCHES "unknown subject 'no-such-subject'")
