@@ -1,11 +1,13 @@
 """Where a campaign worker's first seconds go, one phase at a time (time to first finding).
 
-    PYTHONPATH=subjects python3 scripts/startup_profile.py CASE.json [--subject liger]
+    flce case canonical CASE.json > /tmp/case.json
+    PYTHONPATH=subjects python3 scripts/startup_profile.py /tmp/case.json [--subject liger]
 
 Runs CASE the way a campaign worker's child python does: imports, CUDA start, the subject's
 first eager call, a second one, then the compiled call and each rung of the backend ladder.
 Prints one "phase seconds" line per step and the number of Triton cache entries the eager
-call added (its kernels compiled cold). Inputs are random: only the timing matters here.
+call added (its kernels compiled cold). CASE must be canonical (every field, e.g. which
+leaves require grad). Inputs are random: only the timing matters here.
 """
 import argparse
 import json
