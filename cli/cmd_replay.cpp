@@ -28,7 +28,7 @@ std::string verdict_of(const Pinned& p, const std::string& got) {
 
 }  // namespace
 
-int replay_corpus(const std::string& file, const std::string& only, bool as_json) {
+int replay_corpus(const std::string& file, const std::string& only, bool as_json, bool expected_only) {
   {
     std::ifstream in(file);
     if (!in) throw CaseError("expectations", "cannot read " + file);
@@ -38,7 +38,7 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
     const std::string tv = host.torch_version();
     const bool cuda = host.cuda_available();
     int bad = 0, n = 0;
-    std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
+    if (!as_json) std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
     for (auto& e : j) {
       Pinned p;
       p.file = e.at("case").get<std::string>();
@@ -54,6 +54,17 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
         }
       }
       Case c = from_json_file(dir + p.file);
+      if (expected_only) {  // what the corpus says this torch and device show, without running
+        if (as_json)
+          std::printf("%s\n", nlohmann::ordered_json{{"case", p.file}, {"subject", p.subject}, {"expected", p.expected},
+                                                     {"torch", tv}, {"device", cuda ? "cuda" : "cpu"}}
+                                   .dump()
+                                   .c_str());
+        else
+          std::printf("%-44s %-16s %-12s %s\n", p.file.c_str(), p.subject.c_str(), "expected",
+                      p.has_expectation ? p.expected.c_str() : "- (no expectation here)");
+        continue;
+      }
       if (c.device == Device::CUDA && !cuda) {
         std::printf("%-44s %-16s %-12s %s\n", p.file.c_str(), p.subject.c_str(), "skipped", "needs CUDA (runs on the GPU box)");
         continue;
@@ -73,7 +84,7 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
                     v == "as-expected" ? "" : fmt::format(" (expected {})", p.has_expectation ? p.expected : "-").c_str());
       }
     }
-    std::printf("%d replayed, %d regressed or changed\n", n, bad);
+    if (!expected_only) std::printf("%d replayed, %d regressed or changed\n", n, bad);
     return bad ? kFinding : kOk;
   }
 }
@@ -82,11 +93,12 @@ void add_replay_command(CLI::App& app) {
   auto* r = app.add_subcommand("replay", "Replay the pinned corpus and report fixed / regressed / changed outcomes");
   static std::string file = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json";
   static std::string only;
-  static bool as_json = false;
+  static bool as_json = false, expected_only = false;
   r->add_option("expectations", file, "Expectations file (corpus/expectations.json)")->capture_default_str();
   r->add_option("--only", only, "Replay only entries whose case path contains this text");
   r->add_flag("--json", as_json, "JSON lines, one per case");
-  r->callback([] { exit_code() = replay_corpus(file, only, as_json); });
+  r->add_flag("--expected", expected_only, "Print each case's expected outcome on this torch and device; run nothing");
+  r->callback([] { exit_code() = replay_corpus(file, only, as_json, expected_only); });
 }
 
 }  // namespace flce::cli

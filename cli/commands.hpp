@@ -30,7 +30,8 @@ void add_campaign_merge_command(CLI::App& app);  // campaign-merge (multi-host s
 void add_repro_commands(CLI::App& app);     // repro, minimize
 void add_gate_commands(CLI::App& app);      // gate
 void add_matrix_commands(CLI::App& app);    // matrix
-int replay_corpus(const std::string& expectations, const std::string& only, bool as_json);
+// expected_only: print what each case is expected to show on this torch and device, run nothing.
+int replay_corpus(const std::string& expectations, const std::string& only, bool as_json, bool expected_only = false);
 void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
 // The CUDA reference as an oracle (nullopt without a device); defined when built with CUDA.
 std::optional<Outputs> cuda_reference_outputs(const Case& c);

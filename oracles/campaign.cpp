@@ -293,11 +293,14 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
       if (!detail.empty()) break;
     }
   s.st = Slot::IDLE;
-  const bool poisoned = j.value("cuda_poisoned", false);
-  record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300), poisoned, "");
-  if (poisoned) {
-    // The worker exits after reporting a poisoned context; handing it the next case would
-    // record that case as a crash (seen on the GPU box: "crash:exit-0@queued"). Restart now.
+  const bool poisoned = j.value("cuda_poisoned", false), died = j.value("subject_died", false);
+  // A dead subject process left its last words in the worker's log (the child's stderr tail).
+  record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300), poisoned,
+         died ? tail(read_text(s.log), 16384) : "");
+  if (poisoned || died) {
+    // The worker exits after reporting a poisoned context or a dead subject; handing it the
+    // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").
+    // Restart now.
     s.proc->stop(10.0);
     ++st_.worker_restarts;
     if (budget_left() && !g_stop) spawn(s);

@@ -3,7 +3,7 @@
 //   out: {"ready": true, "environment": {...}}         once Python and torch are up
 //        {"ready": false, "bad_input": true, "why": W} unknown subject
 //        {"key": K, "stage": S}                        before each step (golden, eager, compiled:..)
-//        {"key": K, "outcome": O, "report": {...}, "wall_ms": T, "cuda_poisoned": B}
+//        {"key": K, "outcome": O, "report": {...}, "wall_ms": T, "cuda_poisoned": B, "subject_died": B}
 //        {"key": K, "bad_input": true, "why": W}        a plug-in that cannot be imported
 // Anything Python or torch prints goes to stderr: the protocol owns a private copy of stdout.
 #include <sys/prctl.h>
@@ -112,6 +112,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
     opt.subject = o.subject;
     opt.subject_path = o.subject_path;
     opt.ladder_memo = &memo;
+    opt.stop_when_subject_dies = true;
     opt.on_stage = [&](const std::string& s) {
       stage = s;
       emit({{"key", key}, {"stage", s}});
@@ -134,9 +135,13 @@ int serve_worker(const CampaignWorkerOptions& o) {
     }
     res["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const bool poisoned = res.contains("report") && cuda_context_poisoned(res["report"].dump());
+    // The subject's child process died (FLCE_SUBJECT_PYTHON): "crash:<how>@<stage>", as if
+    // this worker had; the campaign then starts a fresh one, never a half-restarted one.
+    const bool died = res.contains("report") && res["report"].contains("subject_died");
     res["cuda_poisoned"] = poisoned;
+    res["subject_died"] = died;
     emit(res);
-    if (poisoned) return 0;  // every later case in this process would fail too
+    if (poisoned || died) return 0;  // every later case in this process would fail too
   }
   return 0;
 }

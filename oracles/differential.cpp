@@ -115,11 +115,15 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     eager = run_subject("eager", std::nullopt);
     rep.subject_version = eager->subject_version;
     rep.oracles.push_back(outcome_of("eager", "", *eager, c, rep.golden, bounds, nullptr, sigs, tv));
+    if (!eager->died.empty()) rep.subject_died = eager->died + "@eager";
   }
+  const bool stop = opt.stop_when_subject_dies && !rep.subject_died.empty();
   const Outputs* eager_out = eager && eager->status == SubjectStatus::OK ? &eager->outputs : nullptr;
-  if (opt.compiled) {
+  if (opt.compiled && !stop) {
     stage(fmt::format("compiled:{}", name(c.compile.backend)));
     SubjectResult comp = run_subject("compiled", c.compile.backend);
+    if (!comp.died.empty() && rep.subject_died.empty())
+      rep.subject_died = fmt::format("{}@compiled:{}", comp.died, name(c.compile.backend));
     if (rep.subject_version.empty()) rep.subject_version = comp.subject_version;
     OracleOutcome co = outcome_of("compiled", std::string(name(c.compile.backend)), comp, c, rep.golden, bounds,
                                   eager_out, sigs, tv);
@@ -135,7 +139,8 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
       rep.first_failing_stage = memo->second.first_failing_stage;
       rep.ladder_memoized = true;
       ++opt.ladder_memo->hits;
-    } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED) {
+    } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED &&
+               !(opt.stop_when_subject_dies && !rep.subject_died.empty())) {
       // The stage reported is the first backend that shows the *same* failure as the
       // compiled run; a backend failing differently (e.g. an op with no CPU kernel under
       // the eager backends) is listed but does not claim the stage. The walk stops there:
@@ -188,9 +193,11 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     }
     rep.oracles.push_back(o);
   }
-  // Outcome line: the first failing oracle decides (eager failures come first).
+  // Outcome line: a dead subject process, else the first failing oracle (eager first).
   rep.outcome = "pass";
-  if (rep.unsupported()) {
+  if (!rep.subject_died.empty()) {
+    rep.outcome = "crash:" + rep.subject_died;
+  } else if (rep.unsupported()) {
     rep.outcome = "unsupported";
   } else {
     for (auto& o : rep.oracles) {
@@ -252,6 +259,7 @@ nlohmann::ordered_json report_json(const RunReport& r) {
   j["outcome"] = r.outcome;
   j["first_failing_stage"] = r.first_failing_stage;
   if (r.ladder_memoized) j["ladder_memoized"] = true;
+  if (!r.subject_died.empty()) j["subject_died"] = r.subject_died;
   auto oracles = nlohmann::ordered_json::array();
   for (auto& o : r.oracles) {
     nlohmann::ordered_json oj;

@@ -42,6 +42,9 @@ struct RunOptions {
   // shape as an earlier case in this process reuses that case's ladder instead of walking
   // it again (trace-time errors do not depend on the values fed). Null: always walk it.
   struct LadderMemo* ladder_memo = nullptr;
+  // A subject process that died (child runners) ends the case there, instead of restarting
+  // the interpreter for the next oracle: the campaign wants one crash per case, fast.
+  bool stop_when_subject_dies = false;
 };
 
 // One oracle's outcome: ran and was judged, raised, or could not run here.
@@ -83,8 +86,10 @@ struct RunReport {
   std::vector<LadderStep> ladder;
   std::string first_failing_stage;  // empty when nothing failed or the ladder did not run
   bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
+  std::string subject_died;         // "<how>@<stage>" when the subject's process died (child runners)
   // The one line that identifies what this case shows (for dedup, gating, repro):
-  // "pass", "unsupported", "<signature id>@<stage>", "judge:<oracle>:<output>:<finding>".
+  // "pass", "unsupported", "<signature id>@<stage>", "judge:<oracle>:<output>:<finding>",
+  // "crash:<how>@<stage>" (the subject's process died; as a campaign names a dead worker).
   std::string outcome;
   bool all_pass() const;
   bool unsupported() const;

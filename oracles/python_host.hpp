@@ -28,6 +28,7 @@ struct SubjectResult {
   std::vector<std::string> paths;  // subject code paths seen (e.g. addmm.dtype_out)
   std::string subject_version;
   double wall_ms = 0;
+  std::string died;  // the subject's own process ended during this call ("SIGSEGV", "exit-3"): child runners
 };
 
 struct Environment {

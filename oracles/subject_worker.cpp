@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 extern char** environ;
 
@@ -105,6 +106,14 @@ std::string exit_text(int status) {
     }
   }
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  return "ended";
+}
+
+// The campaign's short form of the same: "SIGSEGV", "exit-3".
+std::string exit_short(int status) {
+  const std::string t = exit_text(status);
+  if (t.rfind("killed by ", 0) == 0) return t.substr(10);
+  if (WIFEXITED(status)) return fmt::format("exit-{}", WEXITSTATUS(status));
   return "ended";
 }
 
@@ -264,6 +273,7 @@ std::optional<nlohmann::json> SubjectWorker::request(const nlohmann::json& req, 
       ::kill(-pid_, SIGKILL);  // orphaned compile workers of the dead process
       pid_ = -1;
       *why = "worker " + exit_text(status);
+      died_ = exit_short(status);
       // The tail goes to our stderr, not into the error chain (it would unsettle bucket ids).
       std::string tail = log_tail();
       std::fprintf(stderr, "flce: worker %s (%s) %s%s%s\n", opt_.label.c_str(), opt_.python.c_str(),
@@ -300,6 +310,7 @@ SubjectResult SubjectWorker::run(const Case& c, const Inputs& in, const std::str
   std::string why;
   auto t0 = std::chrono::steady_clock::now();
   std::optional<nlohmann::json> res;
+  died_.clear();
   try {
     res = request(req, &why);
   } catch (const std::exception& e) {  // a restart after a crash failed
@@ -308,6 +319,7 @@ SubjectResult SubjectWorker::run(const Case& c, const Inputs& in, const std::str
   for (auto& p : written) fs::remove(p);
   if (!res) {
     SubjectResult r = worker_failure(why.find("no reply within") == 0 ? "flce.WorkerTimeout" : "flce.WorkerCrash", why);
+    r.died = std::exchange(died_, "");
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }

@@ -55,6 +55,7 @@ class SubjectWorker : public SubjectRunner {
   std::string pending_;  // bytes read past the last reply line
   uint64_t seq_ = 0;
   std::optional<Environment> env_;
+  std::string died_;  // how the child ended, when the last request saw it die ("SIGSEGV", "exit-3")
 };
 
 }  // namespace flce

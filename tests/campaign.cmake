@@ -14,9 +14,9 @@ endif()
 
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/corpus)
-# The corpus holds the Liger #1327 seed failure (compiled:inductor cannot lower addmm.dtype_out).
+# The corpus holds the Liger #1327 seed failure (addmm.dtype_out under torch.compile).
 file(COPY ${SRC}/corpus/cases/seed-model-bf16-accum-fp32.json DESTINATION ${WORK}/corpus)
-set(SEED_SIG "tier2-lowering@compiled:inductor")
+include(${CMAKE_CURRENT_LIST_DIR}/seed_outcome.cmake)
 
 function(campaign rc_want)
   string(TIMESTAMP t0 "%s")
@@ -99,12 +99,12 @@ if(PART STREQUAL "seed_finding")
   list(LENGTH journal jn)
   require("journal has ${jn} lines, state says ${done} cases" jn EQUAL done)
   file(READ ${D}/report.md md)
-  require("report.md lacks the signature" md MATCHES "tier2-lowering@compiled:inductor")
+  require("report.md lacks the signature" md MATCHES "${SEED_SIG}")
   require("report.md lacks the repro command" md MATCHES "flce run [^`]*/findings/${FINDING_ID}/case.json --subject model")
   require("report.md lacks throughput" md MATCHES "cases/min")
   file(READ ${D}/junit.xml jx)
   require("junit lacks a failing testcase for the seed signature"
-          jx MATCHES "<testcase classname=\"flce.campaign.model\" name=\"tier2-lowering@compiled:inductor\"><failure")
+          jx MATCHES "<testcase classname=\"flce.campaign.model\" name=\"${SEED_SIG}\"><failure")
   require("junit lacks the pass bucket" jx MATCHES "name=\"pass\"")
   string(REGEX MATCH "time to first finding: ([0-9.]+) s" m "${OUT}")
   require("no time to first finding printed" m)
@@ -226,14 +226,22 @@ elseif(PART STREQUAL "resume_after_kill")
 
 elseif(PART STREQUAL "isolation")
   # A segfaulting and a hanging subject each cost one case: the campaign restarts the
-  # worker and goes on (two cases each), saving the case and the worker's last words.
-  foreach(subject segfault hang)
+  # worker and goes on (two cases each), saving the case and the worker's last words. The
+  # same holds when the subject runs in a child python (FLCE_SUBJECT_PYTHON, the GPU box's
+  # mode): its death is the case's crash, not a restarted interpreter that then times out.
+  foreach(run segfault hang segfault_child)
+    string(REPLACE "_child" "" subject ${run})
+    if(run STREQUAL "segfault_child")
+      set(ENV{FLCE_SUBJECT_PYTHON} 1)
+    else()
+      unset(ENV{FLCE_SUBJECT_PYTHON})
+    endif()
     if(subject STREQUAL "segfault")
       set(sig "crash:SIGSEGV@eager")
     else()
       set(sig "timeout@eager")
     endif()
-    set(D ${WORK}/${subject})
+    set(D ${WORK}/${run})
     campaign(1 --minutes 3 --max-cases 2 --out ${D} --subject ${subject} --workers 1 --case-timeout 4 --quiet
              --minimize-s 0)
     require("${subject}: campaign took ${SECONDS} s" SECONDS LESS 120)
@@ -246,7 +254,12 @@ elseif(PART STREQUAL "isolation")
     require("${subject}: ${restarts} worker restarts, want >= 2" restarts GREATER_EQUAL 2)
     file(READ ${D}/junit.xml jx)
     require("${subject}: junit lacks ${sig}" jx MATCHES "name=\"${sig}\"><failure")
+    if(subject STREQUAL "segfault")
+      file(READ ${D}/findings/${FINDING_ID}/worker.log wlog)
+      require("${run}: the worker log lacks the Python fault trace" wlog MATCHES "Segmentation fault")
+    endif()
   endforeach()
+  unset(ENV{FLCE_SUBJECT_PYTHON})
   # A result that poisons the CUDA context (simulated: the text is what counts) ends its
   # worker; the campaign restarts it before the next case, which must not become a crash.
   file(WRITE ${WORK}/plug/poison_subject.py

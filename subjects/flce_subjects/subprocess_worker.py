@@ -105,7 +105,22 @@ def _handle(req):
     return {"error": f"unknown op {op!r}"}
 
 
+def _die_with_parent():
+    """Its own process group keeps it out of signals sent to flce's; so when flce is killed
+    (a campaign kills a hung worker with SIGKILL), the kernel must end this process too."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # flce died before the line above
+        sys.exit(0)
+
+
 def main():
+    _die_with_parent()
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # fd 1 is stderr from now on (C extensions included)
     sys.stdout = sys.stderr
