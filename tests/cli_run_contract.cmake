@@ -41,7 +41,17 @@ expect(2 ${FLCE} run ${CMAKE_CURRENT_BINARY_DIR}/malformed.json)
 if(NOT ERR MATCHES "V: must be an integer")
   message(FATAL_ERROR "malformed case message: ${ERR}")
 endif()
-expect(3 ${FLCE} run ${C}/liger-bf16-default.json --subject liger --no-compiled)
+# Liger where it cannot run (no CUDA or no liger_kernel: CI) is "unsupported", exit 3, with
+# the reason; where it can (the GPU box), the same case passes.
+execute_process(COMMAND ${FLCE} run ${C}/liger-bf16-default.json --subject liger --no-compiled
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 3)
+  if(NOT out MATCHES "eager +unsupported +[^\n]*(CUDA|liger)")
+    message(FATAL_ERROR "liger unsupported without its reason:\n${out}")
+  endif()
+elseif(NOT rc EQUAL 0 OR NOT out MATCHES "subject liger liger-kernel" OR NOT out MATCHES "outcome: pass")
+  message(FATAL_ERROR "liger bf16 default: exit ${rc} (want 3 where Liger cannot run, 0 where it can)\n${out}\n${err}")
+endif()
 expect(2 ${FLCE} run ${C}/model-bf16-default.json --subject flce_no_such_pkg:fn --no-compiled)
 expect(0 ${FLCE} run ${C}/model-bf16-default.json --subject flce_subjects.model:flce --no-compiled)
 expect(0 ${FLCE} run ${C}/model-bf16-default.json --json --no-compiled)
