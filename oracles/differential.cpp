@@ -117,9 +117,9 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     rep.oracles.push_back(outcome_of("eager", "", *eager, c, rep.golden, bounds, nullptr, sigs, tv));
     if (!eager->died.empty()) rep.subject_died = eager->died + "@eager";
   }
-  const bool stop = opt.stop_when_subject_dies && !rep.subject_died.empty();
+  auto stopped = [&] { return opt.stop_when_subject_dies && !rep.subject_died.empty(); };
   const Outputs* eager_out = eager && eager->status == SubjectStatus::OK ? &eager->outputs : nullptr;
-  if (opt.compiled && !stop) {
+  if (opt.compiled && !stopped()) {
     stage(fmt::format("compiled:{}", name(c.compile.backend)));
     SubjectResult comp = run_subject("compiled", c.compile.backend);
     if (!comp.died.empty() && rep.subject_died.empty())
@@ -139,8 +139,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
       rep.first_failing_stage = memo->second.first_failing_stage;
       rep.ladder_memoized = true;
       ++opt.ladder_memo->hits;
-    } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED &&
-               !(opt.stop_when_subject_dies && !rep.subject_died.empty())) {
+    } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED && !stopped()) {
       // The stage reported is the first backend that shows the *same* failure as the
       // compiled run; a backend failing differently (e.g. an op with no CPU kernel under
       // the eager backends) is listed but does not claim the stage. The walk stops there:
