@@ -80,7 +80,6 @@ void add_case_commands(CLI::App& app) {
     sp.compile_options = !samp_fixed_compile;
     sp.device = samp_device == "cuda" ? Device::CUDA : Device::CPU;
     sp.family_size = samp_family;
-    sp.plain_first = samp_family > 1;  // as a campaign draws it
     std::printf("%s\n", to_json(sample_case(samp_seed, samp_index, sp), 2).c_str());
   });
 }

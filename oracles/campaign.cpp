@@ -68,6 +68,9 @@ struct Slot {
 
 std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
 
+// The last words a slot's worker left (a dead worker's, a dead subject's, a hung case's).
+std::string log_tail(const Slot& s) { return tail(read_text(s.log), 16384); }
+
 
 class Campaign {
  public:
@@ -233,7 +236,6 @@ Ticket Campaign::next_ticket(Slot& s) {
   sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
   sp.device = o_.cuda ? Device::CUDA : Device::CPU;
   sp.family_size = o_.family_size;
-  sp.plain_first = o_.family_size > 1;
   Ticket t(sample_case(o_.seed, *index, sp));
   t.sample = std::make_pair(o_.seed, *index);
   t.key = fmt::format("sample:{}#{}", o_.seed, *index);
@@ -296,7 +298,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
   const bool poisoned = j.value("cuda_poisoned", false), died = j.value("subject_died", false);
   // A dead subject process left its last words in the worker's log (the child's stderr tail).
   record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300), poisoned,
-         died ? tail(read_text(s.log), 16384) : "");
+         died ? log_tail(s) : "");
   if (poisoned || died) {
     // The worker exits after reporting a poisoned context or a dead subject; handing it the
     // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").
@@ -309,7 +311,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
 
 // A worker exited: a crash if it had a case, a failed start if it never became ready.
 void Campaign::worker_ended(Slot& s, const std::string& how) {
-  const std::string log = tail(read_text(s.log), 16384);
+  const std::string log = log_tail(s);
   if (s.st == Slot::STARTING) {
     if (++startup_failures_ >= kMaxStartupFailures)
       throw std::runtime_error(fmt::format("workers fail to start ({}); last log:\n{}", how, tail(log, 4000)));
@@ -524,7 +526,7 @@ CampaignResult Campaign::run() {
                            {"case_timeout_s", o_.case_timeout_s}};
         s.st = Slot::IDLE;
         record(s.t, outcome, rep, fmt::format("no result within {} s (in {})", o_.case_timeout_s, s.stage), false,
-               tail(read_text(s.log), 16384));
+               log_tail(s));
         ++st_.worker_restarts;
         if (budget_left() && !g_stop) spawn(s);
       } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {

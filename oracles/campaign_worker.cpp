@@ -119,12 +119,16 @@ int serve_worker(const CampaignWorkerOptions& o) {
     };
     auto t0 = std::chrono::steady_clock::now();
     nlohmann::json res{{"key", key}};
+    // The subject's child process died (FLCE_SUBJECT_PYTHON): "crash:<how>@<stage>", as if
+    // this worker had; the campaign then starts a fresh one, never a half-restarted one.
+    bool died = false;
     try {
       RunReport rep = run_case(from_json(req.at("case").dump()), opt);
       if (auto why = plugin_import_failure(rep)) {
         emit({{"key", key}, {"bad_input", true}, {"why", *why}});
         return 2;  // every case would say the same: bad input, not a finding
       }
+      died = !rep.subject_died.empty();
       res["outcome"] = rep.outcome;
       res["report"] = report_json(rep);
     } catch (const std::bad_alloc&) {
@@ -135,9 +139,6 @@ int serve_worker(const CampaignWorkerOptions& o) {
     }
     res["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const bool poisoned = res.contains("report") && cuda_context_poisoned(res["report"].dump());
-    // The subject's child process died (FLCE_SUBJECT_PYTHON): "crash:<how>@<stage>", as if
-    // this worker had; the campaign then starts a fresh one, never a half-restarted one.
-    const bool died = res.contains("report") && res["report"].contains("subject_died");
     res["cuda_poisoned"] = poisoned;
     res["subject_died"] = died;
     emit(res);

@@ -74,7 +74,7 @@ std::string_view name(GateVerdict v) {
   return "?";
 }
 
-GateVerdict gate_verdict(const std::string& b, const std::string& c) {
+GateVerdict gate_verdict(const std::string& b, const std::string& c, bool strict_changes) {
   const bool b_ok = b == "pass", c_ok = c == "pass";
   const bool b_un = b == "unsupported", c_un = c == "unsupported";
   if (b == c) return b_ok ? GateVerdict::SAME_PASS : b_un ? GateVerdict::UNSUPPORTED : GateVerdict::SAME_FAILURE;
@@ -83,7 +83,7 @@ GateVerdict gate_verdict(const std::string& b, const std::string& c) {
   if (b_ok) return GateVerdict::REGRESSED;
   if (c_ok) return GateVerdict::FIXED;
   // Failing to compile either way is not worse for the user; the new signature is listed.
-  if (is_compile_failure(b) && is_compile_failure(c)) return GateVerdict::STILL_FAILING;
+  if (!strict_changes && is_compile_failure(b) && is_compile_failure(c)) return GateVerdict::STILL_FAILING;
   return GateVerdict::CHANGED;
 }
 
@@ -310,8 +310,7 @@ GateReport run_gate(const GateOptions& opt) {
       auto fbase = std::async(std::launch::async, [&] { return side(base); });
       row.candidate = side(cand);
       row.base = fbase.get();
-      row.verdict = gate_verdict(row.base->outcome, row.candidate->outcome);
-      if (opt.strict_changes && row.verdict == GateVerdict::STILL_FAILING) row.verdict = GateVerdict::CHANGED;
+      row.verdict = gate_verdict(row.base->outcome, row.candidate->outcome, opt.strict_changes);
       if (row.verdict == GateVerdict::SAME_PASS) row.drift = drift_of(*row.base, *row.candidate);
     }
     row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();

@@ -37,7 +37,9 @@ enum class GateVerdict {
   SKIPPED,       // the case's kind does not fit one of the subjects, or it needs a device absent here
 };
 std::string_view name(GateVerdict v);
-GateVerdict gate_verdict(const std::string& base_outcome, const std::string& candidate_outcome);
+// strict_changes: a compile failure turned into another one is CHANGED, not STILL_FAILING.
+GateVerdict gate_verdict(const std::string& base_outcome, const std::string& candidate_outcome,
+                         bool strict_changes = false);
 bool is_regression(GateVerdict v);
 
 struct GateCase {

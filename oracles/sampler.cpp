@@ -55,7 +55,7 @@ Case plain_config(uint64_t family, Device device) {
 Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   if (sp.family_size <= 1) return sample_one(seed, index, sp);
   const uint64_t family = index / sp.family_size, member = index % sp.family_size;
-  Case cfg = sp.plain_first && family < 6 && !sp.dtype ? plain_config(family, sp.device)
+  Case cfg = family < 6 && !sp.dtype ? plain_config(family, sp.device)
                                                        : sample_one(seed ^ 0x5851F42D4C957F2Dull, family, sp);
   return family_member(cfg, seed, family, member);
 }

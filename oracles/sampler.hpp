@@ -22,10 +22,9 @@ struct SampleSpace {
   // drawn from the family's pool of kShapePool shapes. A worker that runs a whole family
   // compiles its graph a few times (once per shape with dynamic=False), not once per case.
   // 1 = every case its own configuration (the plain stream gates and tests replay).
+  // With families, families 0..5 are the plain configurations: defaults, each dtype,
+  // accum_dtype none and fp32 (what most users run; a campaign should speak for them first).
   uint64_t family_size = 1;
-  // Families 0..5 are the plain configurations first: defaults, each dtype, accum_dtype
-  // none and fp32 (what most users run; a campaign should speak for them first).
-  bool plain_first = false;
 };
 
 inline constexpr int kShapePool = 3;

@@ -19,7 +19,6 @@ TEST(Sampler, EverySampledCaseIsValid) {
   for (uint64_t fam : {1u, 16u}) {
     SampleSpace sp;
     sp.family_size = fam;
-    sp.plain_first = fam > 1;
     for (uint64_t k = 0; k < 2000; ++k) EXPECT_NO_THROW(validate(sample_case(3, k, sp))) << "family " << fam << " k " << k;
     sp.op_kinds = true;
     for (uint64_t k = 0; k < 500; ++k) EXPECT_NO_THROW(validate(sample_case(3, k, sp))) << "op kinds k " << k;
@@ -69,7 +68,6 @@ TEST(Sampler, GraphKeyIgnoresWhatIsFedButNotWhatIsCompiled) {
 TEST(Sampler, PlainConfigurationsComeFirst) {
   SampleSpace sp;
   sp.family_size = 8;
-  sp.plain_first = true;
   std::set<std::pair<DType, bool>> seen;
   for (uint64_t fam = 0; fam < 6; ++fam) {
     Case c = sample_case(1, fam * sp.family_size, sp);
