@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "oracles/case.hpp"
-#include "oracles/sampler.hpp"
+#include "case/case.hpp"
+#include "case/sampler.hpp"
 
 namespace flce::cli {
 

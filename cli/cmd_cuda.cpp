@@ -4,22 +4,12 @@
 
 #include "cli/commands.hpp"
 #include "kernels/bench.hpp"
-#include "kernels/device_inputs.hpp"
 #include "kernels/device_query.hpp"
-#include "kernels/host_transfer.hpp"
-#include "kernels/reference_flce.hpp"
-#include "kernels/reference_op.hpp"
+#include "judge/judge.hpp"
 #include "oracles/golden.hpp"
-#include "oracles/judge.hpp"
+#include "oracles/reference_cuda.hpp"
 
 namespace flce::cli {
-
-std::optional<Outputs> cuda_reference_outputs(const Case& c) {
-  if (!has_cuda_device()) return std::nullopt;
-  DeviceInputs in = make_device_inputs(c, nullptr);
-  ReferenceResult r = c.is_op() ? reference_op_cuda(c, in, nullptr) : reference_flce_cuda(c, in, nullptr);
-  return to_host(r, nullptr);
-}
 
 void add_cuda_commands(CLI::App& app) {
   {
@@ -58,7 +48,7 @@ void add_cuda_commands(CLI::App& app) {
     r->add_option("case", file, "Case JSON file (omit for the embedded example)");
     r->callback([] {
       Case c = file.empty() ? example_case() : from_json_file(file);
-      auto out = cuda_reference_outputs(c);
+      auto out = reference_cuda(c);
       if (!out) {
         std::fprintf(stderr, "flce reference-cuda: no CUDA device here\n");
         exit_code() = kUnsupported;

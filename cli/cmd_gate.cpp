@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
-#include "oracles/gate.hpp"
+#include "gate/gate.hpp"
 
 namespace flce::cli {
 

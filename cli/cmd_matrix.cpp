@@ -6,7 +6,8 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
-#include "oracles/matrix.hpp"
+#include "gate/matrix.hpp"
+#include "oracles/subject_worker.hpp"
 
 namespace flce::cli {
 
@@ -49,7 +50,7 @@ void add_matrix_commands(CLI::App& app) {
       }
       opt.envs.insert(opt.envs.end(), found.begin(), found.end());
     }
-    if (opt.envs.empty()) opt.envs.push_back({"embedded", FLCE_PYTHON_EXECUTABLE});
+    if (opt.envs.empty()) opt.envs.push_back({"default", default_python()});
     for (auto& e : opt.envs)
       if (!fs::exists(e.python)) {
         std::fprintf(stderr, "flce matrix: no Python interpreter at %s\n", e.python.c_str());

@@ -4,7 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "oracles/golden.hpp"
-#include "oracles/summary.hpp"
+#include "judge/summary.hpp"
 
 namespace flce::cli {
 

@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "oracles/differential.hpp"
+#include "judge/differential.hpp"
+#include "oracles/subject_worker.hpp"
 
 namespace flce::cli {
 
@@ -34,7 +35,7 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
     if (!in) throw CaseError("expectations", "cannot read " + file);
     nlohmann::json j = nlohmann::json::parse(in);
     const std::string dir = file.substr(0, file.find_last_of('/') + 1);
-    PythonHost& host = PythonHost::instance();
+    SubjectWorker& host = default_subject_worker();
     const std::string tv = host.torch_version();
     const bool cuda = host.cuda_available();
     int bad = 0, n = 0;

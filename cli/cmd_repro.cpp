@@ -8,10 +8,11 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "oracles/differential.hpp"
-#include "oracles/emit_python.hpp"
-#include "oracles/minimize.hpp"
-#include "oracles/repro.hpp"
+#include "judge/differential.hpp"
+#include "oracles/subject_worker.hpp"
+#include "fuzz/emit_python.hpp"
+#include "fuzz/minimize.hpp"
+#include "fuzz/repro.hpp"
 
 namespace flce::cli {
 
@@ -35,8 +36,11 @@ bool check_subject(const std::string& full, const char* verb, bool host_ok) {
   if (s.find(':') != std::string::npos) return true;
   if (std::find(std::begin(kScriptSubjects), std::end(kScriptSubjects), s) != std::end(kScriptSubjects)) return true;
   if (host_ok) {
-    auto builtins = PythonHost::instance().builtin_subjects();
-    if (std::find(builtins.begin(), builtins.end(), s) != builtins.end()) return true;
+    std::string why;
+    if (known_subject(s, &why)) return true;
+    std::fprintf(stderr, "flce %s: %s\n", verb, why.c_str());
+    exit_code() = kBadInput;
+    return false;
   }
   std::fprintf(stderr, "flce %s: unknown subject '%s': use a built-in or a plug-in 'package.module:callable'\n", verb,
                s.c_str());
@@ -94,7 +98,7 @@ void repro(const ReproArgs& a) {
       std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", describe(expect).c_str(), from.c_str());
     }
     EmitSpec spec{c, a.subject, a.subject_path, a.file, expect,
-                  read_file(std::string(FLCE_SOURCE_DIR) + "/oracles/signatures.json")};
+                  read_file(std::string(FLCE_SOURCE_DIR) + "/judge/signatures.json")};
     std::string script = emit_python(spec);
     if (a.out.empty()) {
       std::fwrite(script.data(), 1, script.size(), stdout);
@@ -105,7 +109,7 @@ void repro(const ReproArgs& a) {
     return;
   }
 
-  PythonHost& host = PythonHost::instance();
+  SubjectWorker& host = default_subject_worker();
   const std::string expected = expected_here(expect, host.torch_version(), host.cuda_available());
   if (expect.empty())
     std::fprintf(stderr, "flce repro: no expectation (--expect, report.json, expectation file, corpus entry): "
@@ -140,7 +144,7 @@ struct MinimizeArgs {
 void minimize_verb(const MinimizeArgs& a) {
   Case c = from_json_file(a.file);
   if (!check_subject(a.subject, "minimize", true)) return;
-  PythonHost& host = PythonHost::instance();
+  SubjectWorker& host = default_subject_worker();
   const RunOptions opt = run_options(a.subject, a.subject_path);
   MinimizeOptions mo;
   mo.budget_s = a.budget_s;

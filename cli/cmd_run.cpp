@@ -5,29 +5,16 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "oracles/differential.hpp"
+#include "judge/differential.hpp"
+#include "oracles/subject_worker.hpp"
 #include "oracles/golden.hpp"
-#include "oracles/sampler.hpp"
-#include "oracles/summary.hpp"
+#include "oracles/reference_cuda.hpp"
+#include "case/sampler.hpp"
+#include "judge/summary.hpp"
 
 namespace flce::cli {
 
 namespace {
-
-// A subject is a built-in name or a plug-in "package.module:callable".
-bool known_subject(const std::string& full, std::string* why) {
-  std::string s = full;
-  const std::string suffix = "+workaround";  // run with flce_workaround enabled
-  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
-    s.resize(s.size() - suffix.size());
-  if (s.find(':') != std::string::npos) return true;
-  auto builtins = PythonHost::instance().builtin_subjects();
-  if (std::find(builtins.begin(), builtins.end(), s) != builtins.end()) return true;
-  std::string list;
-  for (auto& b : builtins) list += (list.empty() ? "" : ", ") + b;
-  *why = fmt::format("unknown subject '{}': use a built-in ({}) or a plug-in 'package.module:callable'", s, list);
-  return false;
-}
 
 int exit_for(const RunReport& r) {
   if (r.unsupported()) return kUnsupported;
@@ -66,9 +53,8 @@ void add_run_commands(CLI::App& app) {
       opt.eager = !no_eager;
       opt.compiled = !no_compiled;
       opt.ladder = !no_ladder;
-#ifdef FLCE_HAVE_CUDA
-      if (c.device == Device::CUDA) opt.extra_oracles.push_back({"reference-cuda", cuda_reference_outputs});
-#endif
+      if (c.device == Device::CUDA && reference_cuda_available())
+        opt.extra_oracles.push_back({"reference-cuda", reference_cuda});
       RunReport rep = run_case(c, opt);
       if (as_json)
         std::printf("%s\n", report_json(rep).dump(2).c_str());
@@ -135,7 +121,7 @@ void add_run_commands(CLI::App& app) {
     auto* m = app.add_subcommand("main", "The default job: environment, golden reference and differential run of the "
                                          "embedded example (Liger #1327's configuration), then the pinned-corpus replay");
     m->callback([] {
-      PythonHost& host = PythonHost::instance();
+      SubjectWorker& host = default_subject_worker();
       std::printf("== environment\n%s\n", host.environment().to_json().c_str());
       Case c = example_case();
       std::printf("== example case (Liger #1327 seed: bf16 operands, fp32 accumulator, torch.compile/Inductor)\n%s\n",
@@ -164,7 +150,7 @@ void add_run_commands(CLI::App& app) {
   }
   {
     auto* e = app.add_subcommand("env", "Print the environment fingerprint (torch, triton, CUDA, GPU, Python)");
-    e->callback([] { std::printf("%s\n", PythonHost::instance().environment().to_json().c_str()); });
+    e->callback([] { std::printf("%s\n", default_subject_worker().environment().to_json().c_str()); });
   }
 }
 

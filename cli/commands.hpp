@@ -4,8 +4,8 @@
 #include <functional>
 #include <optional>
 
-#include "oracles/outputs.hpp"
-#include "oracles/case.hpp"
+#include "case/outputs.hpp"
+#include "case/case.hpp"
 
 namespace flce::cli {
 
@@ -33,7 +33,5 @@ void add_matrix_commands(CLI::App& app);    // matrix
 // expected_only: print what each case is expected to show on this torch and device, run nothing.
 int replay_corpus(const std::string& expectations, const std::string& only, bool as_json, bool expected_only = false);
 void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
-// The CUDA reference as an oracle (nullopt without a device); defined when built with CUDA.
-std::optional<Outputs> cuda_reference_outputs(const Case& c);
 
 }  // namespace flce::cli

@@ -3,8 +3,8 @@
 #include <exception>
 
 #include "cli/commands.hpp"
-#include "oracles/bytecode_cache.hpp"
-#include "oracles/case.hpp"
+#include "process/bytecode_cache.hpp"
+#include "case/case.hpp"
 
 namespace flce::cli {
 int& exit_code() {
@@ -21,7 +21,6 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Help for every verb");
   add_case_commands(app);
   add_reference_command(app);
-#ifdef FLCE_HAVE_PYTHON
   add_run_commands(app);
   add_replay_command(app);
   add_campaign_commands(app);
@@ -29,7 +28,6 @@ int main(int argc, char** argv) {
   add_repro_commands(app);
   add_gate_commands(app);
   add_matrix_commands(app);
-#endif
 #ifdef FLCE_HAVE_CUDA
   add_cuda_commands(app);
 #endif

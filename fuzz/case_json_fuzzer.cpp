@@ -11,8 +11,8 @@
 
 #include "fuzz/case_mutator.hpp"
 #include "fuzz/features.hpp"
-#include "oracles/bounds.hpp"
-#include "oracles/case.hpp"
+#include "judge/bounds.hpp"
+#include "case/case.hpp"
 #include "oracles/golden.hpp"
 
 using namespace flce;

@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "oracles/case.hpp"
+#include "case/case.hpp"
 
 namespace flce::fuzz {
 

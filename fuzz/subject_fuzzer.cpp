@@ -10,7 +10,8 @@
 
 #include "fuzz/case_mutator.hpp"
 #include "fuzz/features.hpp"
-#include "oracles/differential.hpp"
+#include "judge/differential.hpp"
+#include "oracles/subject_worker.hpp"
 
 using namespace flce;
 
@@ -25,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const CaseError&) {
     return -1;
   }
-  if (c.device == Device::CUDA && !PythonHost::instance().cuda_available()) return -1;
+  if (c.device == Device::CUDA && !default_subject_worker().cuda_available()) return -1;
   static const char* subject = std::getenv("FLCE_FUZZ_SUBJECT");
   static const bool compiled = !std::getenv("FLCE_FUZZ_COMPILED") || std::string(std::getenv("FLCE_FUZZ_COMPILED")) != "0";
   RunOptions opt;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernels/ce_rows.hpp"
-#include "oracles/dtype.hpp"
+#include "case/dtype.hpp"
 
 namespace flce {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "oracles/dtype.hpp"
+#include "case/dtype.hpp"
 
 namespace flce {
 

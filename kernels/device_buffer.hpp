@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "oracles/dtype.hpp"
+#include "case/dtype.hpp"
 
 namespace flce {
 

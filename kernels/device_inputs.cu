@@ -4,7 +4,7 @@
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/dtype_device.cuh"
-#include "oracles/inputs.hpp"
+#include "case/inputs.hpp"
 
 namespace flce {
 namespace {

@@ -1,13 +1,13 @@
 // Every input tensor of a Case generated on the GPU from its GenSpec with the same
-// per-element functions as the CPU's make_inputs (oracles/gen.hpp), in storage dtype:
+// per-element functions as the CPU's make_inputs (case/gen.hpp), in storage dtype:
 // fp32 as float, fp16/bf16 as their 16-bit patterns, targets as int64. Bitwise equal to
 // make_inputs (tests/gpu_reference_test.cpp checks it).
 #pragma once
 #include <cuda_runtime.h>
 
 #include "kernels/device_buffer.hpp"
-#include "oracles/case.hpp"
-#include "oracles/gen.hpp"
+#include "case/case.hpp"
+#include "case/gen.hpp"
 
 namespace flce {
 

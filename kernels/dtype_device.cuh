@@ -1,10 +1,10 @@
 // Device-side element access by runtime DType, and correctly rounded double -> storage
-// dtype conversion. Bit patterns come from oracles/dtype.hpp so the GPU rounds exactly
+// dtype conversion. Bit patterns come from case/dtype.hpp so the GPU rounds exactly
 // like the CPU oracles.
 #pragma once
 #include <cstdint>
 
-#include "oracles/dtype.hpp"
+#include "case/dtype.hpp"
 
 namespace flce {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kernels/device_buffer.hpp"
-#include "oracles/dtype.hpp"
+#include "case/dtype.hpp"
 
 namespace flce {
 

@@ -4,7 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/device_buffer.hpp"
-#include "oracles/outputs.hpp"
+#include "case/outputs.hpp"
 
 namespace flce {
 

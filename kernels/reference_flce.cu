@@ -7,7 +7,6 @@
 #include "kernels/cuda_check.hpp"
 #include "kernels/dtype_out_gemm.hpp"
 #include "kernels/elementwise.hpp"
-#include "oracles/golden.hpp"
 
 namespace flce {
 namespace {

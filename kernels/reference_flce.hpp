@@ -40,8 +40,8 @@
 #include "kernels/device_inputs.hpp"
 #include "kernels/phase_timer.hpp"
 #include "kernels/reference_plan.hpp"
-#include "oracles/case.hpp"
-#include "oracles/outputs.hpp"
+#include "case/case.hpp"
+#include "case/outputs.hpp"
 
 namespace flce {
 
@@ -54,7 +54,7 @@ struct ReferenceOptions {
   PhaseTimer* timer = nullptr;                         // per-phase GPU times, if set
 };
 
-// Device tensors named as in oracles/outputs.hpp (loss, z_loss, token_accuracy,
+// Device tensors named as in case/outputs.hpp (loss, z_loss, token_accuracy,
 // predicted_tokens, grad_input, grad_weight, grad_bias; op kinds: out).
 struct ReferenceResult {
   std::map<std::string, DeviceTensor> tensors;

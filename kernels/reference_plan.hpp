@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "oracles/case.hpp"
+#include "case/case.hpp"
 
 namespace flce {
 

@@ -1,4 +1,4 @@
-#include "golden.hpp"
+#include "oracles/golden.hpp"
 
 #include <cmath>
 #include <limits>
@@ -95,13 +95,6 @@ Outputs golden_op(const Case& c, const Inputs& in) {
 }
 
 }  // namespace
-
-DType loss_dtype(const Case& c) {
-  if (c.semantics == Semantics::LIGER) return DType::F32;
-  if (c.autocast == Autocast::BF16) return DType::BF16;
-  if (c.autocast == Autocast::F16) return DType::F16;
-  return c.input_dtype;
-}
 
 Outputs golden(const Case& c, const Inputs& in) {
   if (c.is_op()) return golden_op(c, in);

@@ -1,19 +1,16 @@
 // The fp64 golden reference: FLCE (and the dtype_out op family) computed from the
 // math in double precision, chunk-free, on the CPU. It is the judge's ground truth.
-// The math of every flag is written down in oracles/MATH.md.
+// The math of every flag is written down in judge/MATH.md.
 #pragma once
-#include "case.hpp"
-#include "inputs.hpp"
-#include "outputs.hpp"
+#include "case/case.hpp"
+#include "case/inputs.hpp"
+#include "case/outputs.hpp"
 
 namespace flce {
 
 // Exact math on the given (already storage-rounded) inputs. Output dtypes are the
 // ones the case's semantics prescribe (what a conforming subject returns).
 Outputs golden(const Case& c, const Inputs& in);
-
-// dtype of the returned loss: fp32 under Liger's semantics, the logits' dtype under torch's.
-DType loss_dtype(const Case& c);
 
 // Per-token pieces, exposed for properties and the judge's bounds.
 struct TokenStats {

@@ -1,14 +1,9 @@
-#include "subject_worker.hpp"
+#include "oracles/subject_worker.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,16 +13,18 @@
 #include <stdexcept>
 #include <utility>
 
-extern char** environ;
-
 namespace flce {
 
 namespace fs = std::filesystem;
 
 namespace {
 
-// One input tensor as the embedded host builds it (python_host.cpp), written raw.
-struct InputFile {
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// One input tensor as the subject sees it: values exact in `dtype`, stored as fp32 (or int64).
+struct InputTensor {
   std::string name;
   std::vector<int64_t> shape;
   DType dtype;
@@ -36,8 +33,8 @@ struct InputFile {
   bool int64;
 };
 
-std::vector<InputFile> input_files(const Case& c, const Inputs& in, std::vector<Inputs>& extra) {
-  std::vector<InputFile> v;
+std::vector<InputTensor> input_tensors(const Case& c, const Inputs& in, std::vector<Inputs>& extra) {
+  std::vector<InputTensor> v;
   auto f32 = [&](std::string n, const std::vector<float>& d, std::vector<int64_t> sh, DType dt) {
     v.push_back({std::move(n), std::move(sh), dt, d.data(), d.size() * sizeof(float), false});
   };
@@ -56,7 +53,7 @@ std::vector<InputFile> input_files(const Case& c, const Inputs& in, std::vector<
     f32("token_grad" + sfx, inp.token_grad, {inp.BT}, DType::F32);
   };
   per_bt(in, "");
-  extra.reserve(c.extra_BT.size());  // InputFile points into these: no reallocation
+  extra.reserve(c.extra_BT.size());  // InputTensor points into these: no reallocation
   for (int64_t bt : c.extra_BT) {
     extra.push_back(make_inputs(c, bt));
     per_bt(extra.back(), "@" + std::to_string(bt));
@@ -67,54 +64,17 @@ std::vector<InputFile> input_files(const Case& c, const Inputs& in, std::vector<
   return v;
 }
 
-void write_file(const std::string& path, const void* data, size_t bytes) {
-  std::ofstream o(path, std::ios::binary);
-  o.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  if (!o) throw std::runtime_error("cannot write " + path);
-}
-
-Tensor64 read_output(const nlohmann::json& spec) {
-  Tensor64 t;
-  t.shape = spec.at("shape").get<std::vector<int64_t>>();
-  t.dtype = parse_dtype(spec.at("dtype").get<std::string>()).value_or(DType::I64);
-  const std::string path = spec.at("file").get<std::string>();
-  std::ifstream f(path, std::ios::binary);
-  t.data.resize(static_cast<size_t>(t.numel()));
-  f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(t.data.size() * sizeof(double)));
-  if (!f) throw std::runtime_error("short output file " + path);
-  fs::remove(path);
-  return t;
-}
+constexpr size_t kAlign = 64;
+size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 std::string str_or(const nlohmann::json& j, const char* k) {
   return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : "";
 }
 
 // Stable text (it feeds the signature bucket id): no pids, paths or stderr.
-std::string exit_text(int status) {
-  if (WIFSIGNALED(status)) {
-    // A table, not sigabbrev_np: that needs glibc 2.32, and the GPU box builds this too.
-    switch (WTERMSIG(status)) {
-      case SIGSEGV: return "killed by SIGSEGV";
-      case SIGABRT: return "killed by SIGABRT";
-      case SIGBUS: return "killed by SIGBUS";
-      case SIGFPE: return "killed by SIGFPE";
-      case SIGILL: return "killed by SIGILL";
-      case SIGKILL: return "killed by SIGKILL";
-      case SIGTERM: return "killed by SIGTERM";
-      default: return fmt::format("killed by signal {}", WTERMSIG(status));
-    }
-  }
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  return "ended";
-}
-
-// The campaign's short form of the same: "SIGSEGV", "exit-3".
-std::string exit_short(int status) {
-  const std::string t = exit_text(status);
-  if (t.rfind("killed by ", 0) == 0) return t.substr(10);
-  if (WIFEXITED(status)) return fmt::format("exit-{}", WEXITSTATUS(status));
-  return "ended";
+std::string exit_text(const std::string& how) {
+  if (how.rfind("exit-", 0) == 0) return "exited with status " + how.substr(5);
+  return "killed by " + how;
 }
 
 SubjectResult worker_failure(const std::string& type, const std::string& why) {
@@ -127,18 +87,30 @@ SubjectResult worker_failure(const std::string& type, const std::string& why) {
 
 }  // namespace
 
+std::string default_python() {
+  // FLCE_SUBJECT_PYTHON=1 once chose the child host over the embedded one; it is the only
+  // host now, so only a path means anything.
+  const char* v = std::getenv("FLCE_SUBJECT_PYTHON");
+  if (v && *v && std::string(v) != "0" && std::string(v) != "1") return v;
+  return FLCE_PYTHON_EXECUTABLE;
+}
+
 SubjectWorker::SubjectWorker(WorkerOptions opt) : opt_(std::move(opt)) {
-  if (opt_.python.empty()) opt_.python = FLCE_PYTHON_EXECUTABLE;
+  if (opt_.python.empty()) opt_.python = default_python();
   if (opt_.subjects_dir.empty()) opt_.subjects_dir = FLCE_SUBJECTS_DIR;
   std::string tmpl = (fs::temp_directory_path() / "flce-worker-XXXXXX").string();  // honours TMPDIR
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory for the worker");
   dir_ = tmpl;
   log_path_ = dir_ + "/stderr.log";
   try {
+    const std::string shm = fmt::format("{}/flce-{}-{}", shared_memory_dir(), ::getpid(), fs::path(dir_).filename().string());
+    in_shm_ = std::make_unique<SharedFile>(shm + ".in");
+    out_shm_ = std::make_unique<SharedFile>(shm + ".out");
     start();
     environment();  // throws, with the worker's stderr tail, when torch or the runner cannot load
   } catch (...) {
-    stop(true);  // no destructor runs for a half-built object
+    proc_.kill();  // no destructor runs for a half-built object
+    for (auto* f : {in_shm_.get(), out_shm_.get()}) if (f) ::unlink(f->path().c_str());
     std::error_code ec;
     fs::remove_all(dir_, ec);
     throw;
@@ -146,7 +118,8 @@ SubjectWorker::SubjectWorker(WorkerOptions opt) : opt_(std::move(opt)) {
 }
 
 SubjectWorker::~SubjectWorker() {
-  stop(false);
+  proc_.stop(5.0);  // EOF on stdin ends the worker's loop; then insist
+  for (auto* f : {in_shm_.get(), out_shm_.get()}) if (f) ::unlink(f->path().c_str());
   std::error_code ec;
   fs::remove_all(dir_, ec);
 }
@@ -154,73 +127,19 @@ SubjectWorker::~SubjectWorker() {
 void SubjectWorker::start() {
   if (access(opt_.python.c_str(), X_OK) != 0)
     throw std::runtime_error(fmt::format("no Python interpreter at {}", opt_.python));
-  std::signal(SIGPIPE, SIG_IGN);  // a dead worker is seen on read, not as a signal on write
-  int in_pipe[2], out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0)
-    throw std::runtime_error("pipe: " + std::string(strerror(errno)));
-  int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  // Everything prepared before spawning: the gate spawns from several threads.
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e)
-    if (strncmp(*e, "PYTHONPATH=", 11) != 0 && strncmp(*e, "PYTHONHOME=", 11) != 0) env_store.emplace_back(*e);
-  const char* pp = getenv("PYTHONPATH");
-  env_store.push_back("PYTHONPATH=" + opt_.subjects_dir + (pp && *pp ? std::string(":") + pp : ""));
-  env_store.push_back("PYTHONUNBUFFERED=1");
-  env_store.push_back("PYTHONFAULTHANDLER=1");  // a crash leaves its Python stack in the log
+  ProcessSpec spec;
+  spec.exe = opt_.python;
+  spec.args = {"-m", "flce_subjects.subprocess_worker"};
+  spec.unset = {"PYTHONHOME"};
+  const char* pp = std::getenv("PYTHONPATH");
+  spec.env = {"PYTHONPATH=" + opt_.subjects_dir + (pp && *pp ? std::string(":") + pp : ""), "PYTHONUNBUFFERED=1",
+              "PYTHONFAULTHANDLER=1"};  // a crash leaves its Python stack in the log
   // Inductor's compile pool costs more to start than it saves on flce's small graphs, and
   // the gate already runs two workers side by side (measured: 80 s vs 93 s, cold cache).
-  if (!getenv("TORCHINDUCTOR_COMPILE_THREADS")) env_store.push_back("TORCHINDUCTOR_COMPILE_THREADS=1");
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string m = "-m", mod = "flce_subjects.subprocess_worker";
-  std::vector<char*> argv{opt_.python.data(), m.data(), mod.data(), nullptr};
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
-  // Its own process group: a kill also reaches Inductor's compile workers.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  int rc = posix_spawn(&pid_, opt_.python.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  close(log_fd);
-  if (rc != 0) {
-    close(in_pipe[1]);
-    close(out_pipe[0]);
-    pid_ = -1;
-    throw std::runtime_error(fmt::format("cannot start {}: {}", opt_.python, strerror(rc)));
-  }
-  to_child_ = in_pipe[1];
-  from_child_ = out_pipe[0];
-  pending_.clear();
-}
-
-void SubjectWorker::stop(bool kill) {
-  if (pid_ <= 0) return;
-  if (to_child_ >= 0) close(to_child_);  // EOF on stdin: the worker's loop ends
-  if (from_child_ >= 0) close(from_child_);
-  to_child_ = from_child_ = -1;
-  int status = 0;
-  if (kill) ::kill(-pid_, SIGKILL);
-  // Give a clean exit a moment, then insist.
-  bool reaped = false;
-  for (int i = 0; i < 50 && !reaped; ++i) {
-    reaped = waitpid(pid_, &status, WNOHANG) == pid_;
-    if (!reaped) usleep(100000);
-  }
-  if (!reaped) {
-    ::kill(-pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-  }
-  pid_ = -1;
+  if (!std::getenv("TORCHINDUCTOR_COMPILE_THREADS")) spec.env.push_back("TORCHINDUCTOR_COMPILE_THREADS=1");
+  spec.log_path = log_path_;
+  spec.append_log = true;
+  proc_.spawn(spec);
 }
 
 std::string SubjectWorker::log_tail() const {
@@ -230,85 +149,59 @@ std::string SubjectWorker::log_tail() const {
 }
 
 std::optional<nlohmann::json> SubjectWorker::request(const nlohmann::json& req, std::string* why) {
-  if (pid_ <= 0) start();
-  std::string line = req.dump() + "\n";
-  for (size_t off = 0; off < line.size();) {
-    ssize_t n = write(to_child_, line.data() + off, line.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // died: the read below says how
-    off += static_cast<size_t>(n);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opt_.timeout_s);
-  char buf[65536];
-  for (;;) {
-    if (auto nl = pending_.find('\n'); nl != std::string::npos) {
-      std::string reply = pending_.substr(0, nl);
-      pending_.erase(0, nl + 1);
+  if (!proc_.alive()) start();
+  proc_.send(req.dump() + "\n");  // a dead child shows on the read below
+  std::string reply;
+  switch (proc_.read_line(reply, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                    std::chrono::duration<double>(opt_.timeout_s)))) {
+    case Process::Read::LINE:
       try {
         return nlohmann::json::parse(reply);
       } catch (const std::exception& e) {
         *why = fmt::format("unreadable reply from the worker ({}): {}", e.what(), reply.substr(0, 200));
-        stop(true);
+        proc_.kill();
         return std::nullopt;
       }
-    }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      stop(true);
+    case Process::Read::TIMEOUT:
+      proc_.kill();
       *why = fmt::format("no reply within {:g} s (worker killed)", opt_.timeout_s);
       return std::nullopt;
-    }
-    pollfd p{from_child_, POLLIN, 0};
-    int pr = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr <= 0) continue;
-    ssize_t n = read(from_child_, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int status = 0;
-      close(to_child_);
-      close(from_child_);
-      to_child_ = from_child_ = -1;
-      waitpid(pid_, &status, 0);
-      ::kill(-pid_, SIGKILL);  // orphaned compile workers of the dead process
-      pid_ = -1;
-      *why = "worker " + exit_text(status);
-      died_ = exit_short(status);
-      // The tail goes to our stderr, not into the error chain (it would unsettle bucket ids).
-      std::string tail = log_tail();
-      std::fprintf(stderr, "flce: worker %s (%s) %s%s%s\n", opt_.label.c_str(), opt_.python.c_str(),
-                   exit_text(status).c_str(), tail.empty() ? "" : "; its stderr ends with:\n", tail.c_str());
-      std::ofstream(log_path_, std::ios::trunc);  // the next crash shows only its own tail
-      return std::nullopt;
-    }
-    pending_.append(buf, static_cast<size_t>(n));
+    case Process::Read::END: break;
   }
+  died_ = proc_.wait_exit();
+  *why = "worker " + exit_text(died_);
+  // The tail goes to our stderr, not into the error chain (it would unsettle bucket ids).
+  std::string tail = log_tail();
+  std::fprintf(stderr, "flce: worker %s (%s) %s%s%s\n", opt_.label.c_str(), opt_.python.c_str(), exit_text(died_).c_str(),
+               tail.empty() ? "" : "; its stderr ends with:\n", tail.c_str());
+  std::ofstream(log_path_, std::ios::trunc);  // the next crash shows only its own tail
+  return std::nullopt;
 }
 
-SubjectResult SubjectWorker::run(const Case& c, const Inputs& in, const std::string& subject, const std::string& mode,
-                                 const std::optional<Backend>& backend, const std::string& subject_path) {
+SubjectResult SubjectWorker::call(const std::string& op, const Case& c, const Inputs& in, nlohmann::json req) {
   const uint64_t id = ++seq_;
+  auto t0 = Clock::now();
   std::vector<Inputs> extra;
+  auto tensors = input_tensors(c, in, extra);
+  size_t total = 0;
+  for (auto& t : tensors) total += aligned(t.bytes);
+  char* base = in_shm_->reserve(total);
   nlohmann::json inputs = nlohmann::json::object();
-  std::vector<std::string> written;
-  for (auto& f : input_files(c, in, extra)) {
-    std::string path = fmt::format("{}/{}-{}.in", dir_, id, f.name);
-    write_file(path, f.data, f.bytes);
-    written.push_back(path);
-    inputs[f.name] = {{"file", path}, {"shape", f.shape}, {"dtype", std::string(dtype_name(f.dtype))},
-                      {"storage", f.int64 ? "i64" : "f32"}};
+  size_t off = 0;
+  for (auto& t : tensors) {
+    if (t.bytes) std::memcpy(base + off, t.data, t.bytes);
+    inputs[t.name] = {{"offset", off}, {"bytes", t.bytes}, {"shape", t.shape},
+                      {"dtype", std::string(dtype_name(t.dtype))}, {"storage", t.int64 ? "i64" : "f32"}};
+    off += aligned(t.bytes);
   }
-  nlohmann::json req{{"op", "run"},
-                     {"id", id},
-                     {"case", nlohmann::json::parse(to_json(c, -1))},
-                     {"inputs", inputs},
-                     {"subject", subject},
-                     {"mode", mode},
-                     {"backend", backend ? nlohmann::json(std::string(name(*backend))) : nlohmann::json()},
-                     {"subject_path", subject_path.empty() ? nlohmann::json() : nlohmann::json(subject_path)},
-                     {"out_dir", dir_}};
+  double transfer_ms = ms_since(t0);
+  req["op"] = op;
+  req["id"] = id;
+  req["case"] = nlohmann::json::parse(to_json(c, -1));
+  req["inputs"] = inputs;
+  req["in_shm"] = in_shm_->path();
+  req["out_shm"] = out_shm_->path();
   std::string why;
-  auto t0 = std::chrono::steady_clock::now();
   std::optional<nlohmann::json> res;
   died_.clear();
   try {
@@ -316,11 +209,10 @@ SubjectResult SubjectWorker::run(const Case& c, const Inputs& in, const std::str
   } catch (const std::exception& e) {  // a restart after a crash failed
     why = e.what();
   }
-  for (auto& p : written) fs::remove(p);
   if (!res) {
     SubjectResult r = worker_failure(why.find("no reply within") == 0 ? "flce.WorkerTimeout" : "flce.WorkerCrash", why);
     r.died = std::exchange(died_, "");
-    r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.wall_ms = ms_since(t0);
     return r;
   }
   SubjectResult r;
@@ -329,10 +221,27 @@ SubjectResult SubjectWorker::run(const Case& c, const Inputs& in, const std::str
   r.reason = str_or(*res, "reason");
   r.subject_version = str_or(*res, "subject_version");
   if (res->contains("wall_ms") && (*res)["wall_ms"].is_number()) r.wall_ms = (*res)["wall_ms"].get<double>();
+  if (res->contains("transfer_ms") && (*res)["transfer_ms"].is_number()) transfer_ms += (*res)["transfer_ms"].get<double>();
   if (res->contains("paths") && (*res)["paths"].is_array())
     for (auto& p : (*res)["paths"]) r.paths.push_back(p.get<std::string>());
-  if (res->contains("outputs") && (*res)["outputs"].is_object())
-    for (auto& [k, spec] : (*res)["outputs"].items()) r.outputs[k] = read_output(spec);
+  if (res->contains("outputs") && (*res)["outputs"].is_object() && !(*res)["outputs"].empty()) {
+    auto t1 = Clock::now();
+    size_t size = 0;
+    const char* out = out_shm_->view(&size);
+    for (auto& [k, spec] : (*res)["outputs"].items()) {
+      Tensor64 t;
+      t.shape = spec.at("shape").get<std::vector<int64_t>>();
+      t.dtype = parse_dtype(spec.at("dtype").get<std::string>()).value_or(DType::I64);
+      const size_t at = spec.at("offset").get<size_t>(), n = static_cast<size_t>(t.numel());
+      if (at + n * sizeof(double) > size)
+        return worker_failure("flce.WorkerError", fmt::format("output {} lies outside the shared memory the worker wrote", k));
+      t.data.resize(n);
+      if (n) std::memcpy(t.data.data(), out + at, n * sizeof(double));
+      r.outputs[k] = std::move(t);
+    }
+    transfer_ms += ms_since(t1);
+  }
+  r.transfer_ms = transfer_ms;
   if (res->contains("error") && (*res)["error"].is_object()) {
     auto& err = (*res)["error"];
     r.phase = str_or(err, "phase");
@@ -346,6 +255,17 @@ SubjectResult SubjectWorker::run(const Case& c, const Inputs& in, const std::str
   }
   return r;
 }
+
+SubjectResult SubjectWorker::run(const Case& c, const Inputs& in, const std::string& subject, const std::string& mode,
+                                 const std::optional<Backend>& backend, const std::string& subject_path) {
+  return call("run", c, in,
+              {{"subject", subject},
+               {"mode", mode},
+               {"backend", backend ? nlohmann::json(std::string(name(*backend))) : nlohmann::json()},
+               {"subject_path", subject_path.empty() ? nlohmann::json() : nlohmann::json(subject_path)}});
+}
+
+SubjectResult SubjectWorker::echo(const Case& c, const Inputs& in) { return call("echo", c, in, nlohmann::json::object()); }
 
 Environment SubjectWorker::environment() {
   if (env_) return *env_;
@@ -371,6 +291,13 @@ Environment SubjectWorker::environment() {
 
 std::string SubjectWorker::torch_version() { return environment().torch; }
 
+std::vector<std::string> SubjectWorker::builtin_subjects() {
+  std::string why;
+  auto j = request({{"op", "builtin_subjects"}}, &why);
+  if (!j) throw std::runtime_error(fmt::format("worker {}: {}", opt_.label, why));
+  return j->value("subjects", std::vector<std::string>{});
+}
+
 SubjectInfo SubjectWorker::describe(const std::string& subject, const std::string& subject_path) {
   SubjectInfo info;
   std::string why;
@@ -392,6 +319,30 @@ SubjectInfo SubjectWorker::describe(const std::string& subject, const std::strin
 void SubjectWorker::reset() {
   std::string why;
   request({{"op", "reset"}}, &why);
+}
+
+SubjectWorker& default_subject_worker() {
+  // Never destroyed before exit's static destructors: the child sees EOF and ends.
+  static SubjectWorker w([] {
+    WorkerOptions wo;
+    wo.label = "subject process";
+    return wo;
+  }());
+  return w;
+}
+
+bool known_subject(const std::string& full, std::string* why) {
+  std::string s = full;
+  const std::string suffix = "+workaround";
+  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+    s.resize(s.size() - suffix.size());
+  if (s.find(':') != std::string::npos) return true;
+  auto builtins = default_subject_worker().builtin_subjects();
+  if (std::find(builtins.begin(), builtins.end(), s) != builtins.end()) return true;
+  std::string list;
+  for (auto& b : builtins) list += (list.empty() ? "" : ", ") + b;
+  *why = fmt::format("unknown subject '{}': use a built-in ({}) or a plug-in 'package.module:callable'", s, list);
+  return false;
 }
 
 }  // namespace flce

@@ -1,28 +1,42 @@
-// A subject oracle in a child process: `python -m flce_subjects.subprocess_worker` of any
-// venv. One process holds one tree of a package and one torch, so `flce gate` runs base
-// and candidate in two of these, and `flce matrix` one per torch release; flce's own
-// golden, judge and signature table stay in this process (run_case with RunOptions::runner).
+// The subject host: `python -m flce_subjects.subprocess_worker` of some venv, one child
+// process per SubjectWorker, kept for many runs (importing torch costs seconds). flce's
+// own golden, judge and signature table stay in flce's process. Inputs go to the child
+// and outputs come back through shared memory (process/shared_file.hpp); requests and
+// replies are JSON lines over the pipes of process/process.hpp.
+//
+// Why a child process and no embedded interpreter: one torch per process is what lets
+// `flce gate` run base and candidate trees side by side and `flce matrix` one torch per
+// release; a crashing or hanging subject takes only its child down; and on the GPU box an
+// embedded interpreter read every C++ exception raised inside torch as null (BENCHMARKS.md,
+// "GPU box host"), so the embedded host was retired (ARCHITECTURE.md).
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <sys/types.h>
+#include <vector>
 
-#include "differential.hpp"
+#include "oracles/subject.hpp"
+#include "process/process.hpp"
+#include "process/shared_file.hpp"
 
 namespace flce {
 
 struct WorkerOptions {
-  std::string python;       // interpreter of the venv to run in; empty: the one flce embeds
+  std::string python;        // interpreter of the venv to run in; empty: default_python()
   std::string subjects_dir;  // put first on PYTHONPATH; empty: FLCE_SUBJECTS_DIR
-  double timeout_s = 600;   // per request; past it the worker is killed (an error result)
-  std::string label;        // names the worker in messages and its stderr log
+  double timeout_s = 600;    // per request; past it the worker is killed (an error result)
+  std::string label;         // names the worker in messages and its stderr log
 };
 
 struct SubjectInfo {
   bool flce = false, op = false;
   std::string version, error;  // error: the subject cannot be loaded there
 };
+
+// The interpreter subjects run in unless told otherwise: FLCE_SUBJECT_PYTHON when it names
+// one, else the venv flce was configured with.
+std::string default_python();
 
 class SubjectWorker : public SubjectRunner {
  public:
@@ -36,7 +50,11 @@ class SubjectWorker : public SubjectRunner {
   std::string torch_version() override;
   Environment environment() override;  // cached: asked once per worker
   SubjectInfo describe(const std::string& subject, const std::string& subject_path);
-  void reset();
+  std::vector<std::string> builtin_subjects();
+  bool cuda_available() { return !environment().gpu.empty(); }
+  void reset();  // torch._dynamo.reset() there: forget compiled functions
+  // The child echoes a request's inputs back as outputs: the transport's own test.
+  SubjectResult echo(const Case& c, const Inputs& in);
   const std::string& stderr_log() const { return log_path_; }
   const WorkerOptions& options() const { return opt_; }
 
@@ -44,18 +62,27 @@ class SubjectWorker : public SubjectRunner {
   // Sends one request; nullopt with *why set when the worker died or timed out (it is then
   // restarted lazily by the next request).
   std::optional<nlohmann::json> request(const nlohmann::json& req, std::string* why);
+  SubjectResult call(const std::string& op, const Case& c, const Inputs& in, nlohmann::json req);
   void start();  // throws std::runtime_error when the interpreter cannot be started
-  void stop(bool kill);
   std::string log_tail() const;
 
   WorkerOptions opt_;
   std::string dir_, log_path_;
-  pid_t pid_ = -1;
-  int to_child_ = -1, from_child_ = -1;
-  std::string pending_;  // bytes read past the last reply line
+  Process proc_;
+  std::unique_ptr<SharedFile> in_shm_, out_shm_;
   uint64_t seq_ = 0;
   std::optional<Environment> env_;
   std::string died_;  // how the child ended, when the last request saw it die ("SIGSEGV", "exit-3")
 };
+
+// The process-wide subject host for default_python(), started on first use: what `flce run`,
+// replay, repro and each campaign worker judge with. Throws std::runtime_error (with the
+// child's stderr tail) when torch or the runner cannot be imported there.
+SubjectWorker& default_subject_worker();
+
+// A subject name flce can run: a built-in of the subject host (optionally "+workaround",
+// subjects/flce_workaround enabled) or a plug-in "package.module:callable", whose import is
+// judged when it runs. false with *why naming the built-ins otherwise.
+bool known_subject(const std::string& name, std::string* why);
 
 }  // namespace flce

@@ -4,7 +4,7 @@
 #pragma once
 #include <rapidcheck.h>
 
-#include "oracles/case.hpp"
+#include "case/case.hpp"
 
 namespace flce {
 // RapidCheck prints counterexamples through showValue (found by ADL): the canonical JSON,

@@ -3,7 +3,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "oracles/golden.hpp"
-#include "oracles/judge.hpp"
+#include "judge/judge.hpp"
 #include "properties/case_gen.hpp"
 
 using namespace flce;

@@ -9,7 +9,7 @@
 #include "kernels/reference_flce.hpp"
 #include "kernels/reference_op.hpp"
 #include "oracles/golden.hpp"
-#include "oracles/judge.hpp"
+#include "judge/judge.hpp"
 #include "properties/case_gen.hpp"
 
 using namespace flce;

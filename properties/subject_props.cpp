@@ -10,7 +10,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "oracles/differential.hpp"
+#include "judge/differential.hpp"
+#include "oracles/subject_worker.hpp"
 #include "oracles/golden.hpp"
 #include "properties/case_gen.hpp"
 
@@ -35,7 +36,7 @@ class SignatureGuard {
 };
 
 // The judge's semantics must be the subject's: torch-native follows F.cross_entropy,
-// everything else Liger (oracles/MATH.md).
+// everything else Liger (judge/MATH.md).
 // Mixed input/weight dtypes are a valid call only under autocast (torch's matmul needs one
 // dtype), so without autocast the weight takes the input's dtype.
 Case for_subject(Case c) {
@@ -107,8 +108,8 @@ RC_GTEST_PROP(SubjectProps, RowPermutationPermutesPerTokenOutputs, ()) {
     p.target[i] = in.target[src];
     p.token_grad[i] = in.token_grad[src];
   }
-  PythonHost& host = PythonHost::instance();
-  SubjectResult a = host.run(c, in, subject(), "eager"), b = host.run(c, p, subject(), "eager");
+  SubjectWorker& host = default_subject_worker();
+  SubjectResult a = host.run(c, in, subject(), "eager", std::nullopt, ""), b = host.run(c, p, subject(), "eager", std::nullopt, "");
   RC_PRE(a.status == SubjectStatus::OK && b.status == SubjectStatus::OK);
   Bounds bd = compute_bounds(c, in);
   // per-token loss: row i of the permuted run is row i+r of the original, within twice the bound
@@ -129,8 +130,8 @@ RC_GTEST_PROP(SubjectProps, ScalingCeWeightLeavesMeanLossUnchanged, ()) {
   RC_PRE(in.n_ignored() < c.BT);
   Inputs s = in;
   for (auto& w : s.ce_weight) w *= 2.0f;
-  PythonHost& host = PythonHost::instance();
-  SubjectResult a = host.run(c, in, subject(), "eager"), b = host.run(c, s, subject(), "eager");
+  SubjectWorker& host = default_subject_worker();
+  SubjectResult a = host.run(c, in, subject(), "eager", std::nullopt, ""), b = host.run(c, s, subject(), "eager", std::nullopt, "");
   RC_PRE(a.status == SubjectStatus::OK && b.status == SubjectStatus::OK);
   Bounds bd = compute_bounds(c, in);
   RC_ASSERT(std::fabs(a.outputs.at("loss").data[0] - b.outputs.at("loss").data[0]) <= 2 * bd.elem.at("loss").data[0]);
@@ -155,9 +156,9 @@ RC_GTEST_PROP(SubjectProps, SplittingABatchAddsUpUnderSum, ()) {
   };
   auto [c1, p1] = part(0, k);
   auto [c2, p2] = part(k, c.BT);
-  PythonHost& host = PythonHost::instance();
-  SubjectResult whole = host.run(c, in, subject(), "eager"), a = host.run(c1, p1, subject(), "eager"),
-                b = host.run(c2, p2, subject(), "eager");
+  SubjectWorker& host = default_subject_worker();
+  SubjectResult whole = host.run(c, in, subject(), "eager", std::nullopt, ""), a = host.run(c1, p1, subject(), "eager", std::nullopt, ""),
+                b = host.run(c2, p2, subject(), "eager", std::nullopt, "");
   RC_PRE(whole.status == SubjectStatus::OK && a.status == SubjectStatus::OK && b.status == SubjectStatus::OK);
   Bounds bd = compute_bounds(c, in), b1 = compute_bounds(c1, p1), b2 = compute_bounds(c2, p2);
   double tol = bd.elem.at("loss").data[0] + b1.elem.at("loss").data[0] + b2.elem.at("loss").data[0];

@@ -1,4 +1,4 @@
-#include "oracles/bytecode_cache.hpp"
+#include "process/bytecode_cache.hpp"
 
 #include <gtest/gtest.h>
 

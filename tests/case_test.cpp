@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "oracles/case.hpp"
+#include "case/case.hpp"
 
 using namespace flce;
 using json = nlohmann::ordered_json;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "oracles/dtype.hpp"
+#include "case/dtype.hpp"
 
 using namespace flce;
 

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "oracles/emit_python.hpp"
-#include "oracles/gen.hpp"
-#include "oracles/inputs.hpp"
-#include "oracles/repro.hpp"
+#include "fuzz/emit_python.hpp"
+#include "case/gen.hpp"
+#include "case/inputs.hpp"
+#include "fuzz/repro.hpp"
 
 namespace flce {
 namespace {
@@ -64,7 +64,7 @@ TEST(PyStringLiteral, HostileTextStaysOneLiteral) {
 
 EmitSpec spec_with(const std::string& subject) {
   Case c = example_case();
-  std::ifstream f(std::string(FLCE_SOURCE_DIR) + "/oracles/signatures.json");
+  std::ifstream f(std::string(FLCE_SOURCE_DIR) + "/judge/signatures.json");
   std::stringstream ss;
   ss << f.rdbuf();
   return EmitSpec{c, subject, "/tmp/x\"y", "case\n.json", {{">=2.13", "any", "tier2-lowering@compiled:inductor"}}, ss.str()};

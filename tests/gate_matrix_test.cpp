@@ -6,8 +6,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "oracles/gate.hpp"
-#include "oracles/matrix.hpp"
+#include "gate/gate.hpp"
+#include "gate/matrix.hpp"
 #include "oracles/subject_worker.hpp"
 
 namespace flce {

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "oracles/golden.hpp"
-#include "oracles/sampler.hpp"
+#include "case/sampler.hpp"
 
 using namespace flce;
 namespace F = torch::nn::functional;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/reference_plan.hpp"
-#include "oracles/inputs.hpp"
+#include "case/inputs.hpp"
 
 namespace flce::test {
 

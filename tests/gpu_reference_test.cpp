@@ -17,7 +17,7 @@
 #include "kernels/host_transfer.hpp"
 #include "kernels/reference_flce.hpp"
 #include "kernels/reference_op.hpp"
-#include "oracles/inputs.hpp"
+#include "case/inputs.hpp"
 
 namespace flce {
 namespace {

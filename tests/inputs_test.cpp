@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "oracles/golden.hpp"
-#include "oracles/inputs.hpp"
+#include "case/inputs.hpp"
 
 using namespace flce;
 

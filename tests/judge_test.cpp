@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "oracles/golden.hpp"
-#include "oracles/judge.hpp"
+#include "judge/judge.hpp"
 
 using namespace flce;
 

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "oracles/minimize.hpp"
+#include "fuzz/minimize.hpp"
 
 namespace flce {
 namespace {

@@ -1,7 +1,7 @@
 // Philox4x32-10 against the published known-answer vectors (Random123's kat_vectors).
 #include <gtest/gtest.h>
 
-#include "oracles/philox.hpp"
+#include "case/philox.hpp"
 
 using namespace flce;
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "oracles/sampler.hpp"
+#include "case/sampler.hpp"
 
 using namespace flce;
 

@@ -1,7 +1,7 @@
 // Known signatures are found anywhere in the chain; unknown ones bucket stably.
 #include <gtest/gtest.h>
 
-#include "oracles/signature.hpp"
+#include "judge/signature.hpp"
 
 using namespace flce;
 

@@ -1,13 +1,9 @@
-"""The functions the C++ host (oracles/python_host.cpp) calls; a thin, stable
-surface over runner.py so the host does not depend on the runner's internals."""
+"""What the subject host (subprocess_worker.py) asks besides runs: a thin, stable
+surface over the registry and runner, so the protocol does not depend on their internals."""
 import platform
 import sys
 
 from . import registry, runner
-
-
-def run(case, tensors, subject, mode, backend=None, subject_path=None):
-    return runner.run(case, tensors, subject, mode, backend, subject_path)
 
 
 def reset():

@@ -1,4 +1,4 @@
-"""Python mirror of oracles/signature.cpp's known-signature lookup (for self-checks).
+"""Python mirror of judge/signature.cpp's known-signature lookup (for self-checks).
 
 Semantics (same as the C++ table): entries in file order, first match wins; an entry
 matches when one of its `patterns` is found (regex search) in "Type: message" of any

@@ -1,44 +1,86 @@
-"""A subject oracle in its own process, for another Python/torch than the one flce embeds.
+"""flce's subject host: a subject oracle in its own process.
 
     PYTHONPATH=<flce>/subjects <venv>/bin/python -m flce_subjects.subprocess_worker
 
-`flce gate` and `flce matrix` (oracles/subject_worker.cpp) start one per environment and
-keep it for many runs (importing torch costs seconds). Protocol: one JSON request per line
-on stdin, one JSON reply per line on the stdout this process started with; everything else
-anyone prints goes to stderr, so a chatty subject cannot corrupt the channel.
+Every flce command that runs a subject starts one of these (oracles/subject_worker.cpp) and
+keeps it for many runs (importing torch costs seconds); `flce gate` starts one per tree and
+`flce matrix` one per torch. Protocol: one JSON request per line on stdin, one JSON reply
+per line on the stdout this process started with; everything else anyone prints goes to
+stderr, so a chatty subject cannot corrupt the channel.
 
 Requests ({"op": ...}):
-  run       case, inputs {name: {file, dtype, shape, storage}}, subject, mode, backend,
-            subject_path, out_dir -> runner.run()'s dict, outputs as {name: {file, dtype, shape}}
+  run       case, inputs {name: {offset, bytes, dtype, shape, storage}}, in_shm, out_shm,
+            subject, mode, backend, subject_path -> runner.run()'s dict, outputs as
+            {name: {offset, dtype, shape}} in out_shm, transfer_ms
+  echo      case, inputs, in_shm, out_shm -> the inputs as the subject would see them, as outputs
   describe  subject, subject_path -> {flce, op, version} or {error}
   environment / builtin_subjects / reset
 
-Inputs are raw little-endian files written by flce's make_inputs (fp32 holding values exact
-in the storage dtype, or int64), so the tensors equal the embedded host's bit for bit.
-Outputs are written as float64 (exact widening of every dtype a subject returns) -- what the
-host's own judge reads anyway.
+Inputs lie in the shared-memory file in_shm as flce's make_inputs wrote them (fp32 holding
+values exact in the storage dtype, or int64), so the tensors are flce's bit for bit.
+Outputs are written into out_shm as float64 (exact widening of every dtype a subject
+returns) -- what flce's judge reads anyway.
 """
 import json
+import mmap
 import os
 import sys
+import time
 
 _STORAGE = {"f32": "float32", "i64": "int64"}
 
 
-def _tensor(spec, device):
+class _Shared:
+    """One shared-memory file, mapped again only when the other side grew it."""
+
+    def __init__(self):
+        self.path, self.map, self.size = None, None, 0
+
+    def read(self, path):
+        size = os.path.getsize(path)
+        if path != self.path or size != self.size:
+            self.close()
+            if size:
+                with open(path, "rb") as f:
+                    # ACCESS_COPY: writable for torch.frombuffer, private: flce's bytes are never touched.
+                    self.map = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY)
+            self.path, self.size = path, size
+        return self.map
+
+    def write(self, path, size):
+        if path != self.path or size > self.size:
+            self.close()
+            with open(path, "r+b") as f:
+                if os.fstat(f.fileno()).st_size < size:
+                    os.ftruncate(f.fileno(), size)
+                total = os.fstat(f.fileno()).st_size
+                self.map = mmap.mmap(f.fileno(), total, access=mmap.ACCESS_WRITE) if total else None
+            self.path, self.size = path, total
+        return self.map
+
+    def close(self):
+        if self.map is not None:
+            self.map.close()
+        self.path, self.map, self.size = None, None, 0
+
+
+_IN, _OUT = _Shared(), _Shared()
+
+
+def _tensor(buf, spec, device):
     import torch
 
     from . import dtypes
 
-    with open(spec["file"], "rb") as f:
-        raw = bytearray(f.read())
-    t = torch.frombuffer(raw, dtype=getattr(torch, _STORAGE[spec["storage"]])) if raw else None
+    storage = getattr(torch, _STORAGE[spec["storage"]])
     shape = spec["shape"]
-    if t is None:
-        t = torch.empty(shape, dtype=getattr(torch, _STORAGE[spec["storage"]]))
-    t = t.reshape(shape)
     dtype = torch.int64 if spec["dtype"] == "int64" else dtypes.of(spec["dtype"])
-    return t.to(device=device, dtype=dtype)
+    if not spec["bytes"]:
+        return torch.empty(shape, dtype=dtype, device=device)
+    count = spec["bytes"] // torch.empty((), dtype=storage).element_size()
+    view = torch.frombuffer(buf, dtype=storage, count=count, offset=spec["offset"]).reshape(shape)
+    # copy=True: the subject owns its tensors; the mapping is reused by the next request.
+    return view.to(device=device, dtype=dtype, copy=True)
 
 
 def _dtype_name(dt):
@@ -48,26 +90,64 @@ def _dtype_name(dt):
     return names.get(dt, "int64")
 
 
-def _run(req):
+def _device(case):
     import torch
 
+    if case.get("device") == "cuda":
+        return "cuda" if torch.cuda.is_available() else None
+    return "cpu"
+
+
+def _inputs(req, device):
+    buf = _IN.read(req["in_shm"])
+    return {name: _tensor(buf, spec, device) for name, spec in req["inputs"].items()}
+
+
+def _write_outputs(req, outputs):
+    import numpy as np
+    import torch
+
+    arrays = {}
+    for name, t in (outputs or {}).items():
+        if isinstance(t, torch.Tensor):
+            arrays[name] = (t.detach().to("cpu", torch.float64).contiguous().numpy(), t)
+    offsets, total = {}, 0
+    for name, (a, _) in arrays.items():
+        offsets[name] = total
+        total += (a.nbytes + 63) // 64 * 64
+    if not arrays:
+        return {}
+    buf = _OUT.write(req["out_shm"], total)
+    written = {}
+    for name, (a, t) in arrays.items():
+        if a.size:
+            np.frombuffer(buf, dtype=np.float64, count=a.size, offset=offsets[name])[:] = a.reshape(-1)
+        written[name] = {"offset": offsets[name], "dtype": _dtype_name(t.dtype), "shape": list(t.shape)}
+    return written
+
+
+def _run(req):
     from . import runner
 
     case = req["case"]
-    device = "cpu"
-    if case.get("device") == "cuda" and torch.cuda.is_available():
-        device = "cuda"
-    tensors = {name: _tensor(spec, device) for name, spec in req["inputs"].items()}
+    device = _device(case)
+    if device is None:
+        return {"status": "unsupported", "reason": "case asks for device cuda, but no CUDA device is available here"}
+    t0 = time.perf_counter()
+    tensors = _inputs(req, device)
+    spent = time.perf_counter() - t0
     res = runner.run(case, tensors, req["subject"], req["mode"], req.get("backend"), req.get("subject_path"))
-    outputs = {}
-    for i, (name, t) in enumerate((res.get("outputs") or {}).items()):
-        if not isinstance(t, torch.Tensor):
-            continue
-        path = os.path.join(req["out_dir"], f"{req.get('id', 0)}-{i}.f64")
-        t.detach().to("cpu", torch.float64).contiguous().numpy().tofile(path)
-        outputs[name] = {"file": path, "dtype": _dtype_name(t.dtype), "shape": list(t.shape)}
-    res["outputs"] = outputs
+    t1 = time.perf_counter()
+    res["outputs"] = _write_outputs(req, res.get("outputs"))
+    res["transfer_ms"] = (spent + time.perf_counter() - t1) * 1e3
     return res
+
+
+def _echo(req):
+    device = _device(req["case"])
+    if device is None:
+        return {"status": "unsupported", "reason": "no CUDA device here"}
+    return {"status": "ok", "outputs": _write_outputs(req, _inputs(req, device))}
 
 
 def _describe(req):
@@ -93,6 +173,8 @@ def _handle(req):
     op = req.get("op")
     if op == "run":
         return _run(req)
+    if op == "echo":
+        return _echo(req)
     if op == "describe":
         return _describe(req)
     if op == "environment":

@@ -1,0 +1,102 @@
+// Case: one fully specified FLCE (or op-level dtype_out) call, its compile options,
+// value regime and seed. Canonical JSON: every field explicit, fixed key order,
+// exact round trip. See corpus/README.md for the schema.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "case/dtype.hpp"
+
+namespace flce {
+
+inline constexpr int kSchemaVersion = 1;
+
+// kind: a whole FLCE call, or one member of the aten dtype_out op family.
+enum class Kind : uint8_t { FLCE, MM, ADDMM, BMM, BADDBMM };
+enum class Reduction : uint8_t { MEAN, SUM, NONE };
+enum class TokenGrad : uint8_t { ONES, RANDOM };
+enum class Autocast : uint8_t { NONE, F16, BF16 };
+enum class Device : uint8_t { CPU, CUDA };
+enum class Regime : uint8_t { NORMAL, LARGE_LOGITS, CONFIDENT, SPECIAL_VALUES };
+// liger: Liger-Kernel's documented semantics (all-ignored mean -> 0, z-loss unweighted);
+// torch: torch.nn.functional.cross_entropy's (all-ignored mean -> NaN).
+enum class Semantics : uint8_t { LIGER, TORCH };
+enum class Backend : uint8_t { EAGER, AOT_EAGER, AOT_EAGER_DECOMP_PARTITION, INDUCTOR };
+enum class CompileMode : uint8_t { DEFAULT, REDUCE_OVERHEAD, MAX_AUTOTUNE, MAX_AUTOTUNE_NO_CUDAGRAPHS };
+
+struct RequiresGrad {
+  bool input = true, weight = true;
+  bool bias = false;  // must be false when Case::bias is false; JSON defaults it to Case::bias
+  bool operator==(const RequiresGrad&) const = default;
+};
+
+struct CompileOptions {
+  Backend backend = Backend::INDUCTOR;
+  bool fullgraph = false;
+  std::optional<bool> dynamic;  // null = torch's default (automatic dynamic)
+  bool capture_scalar_outputs = true;
+  CompileMode mode = CompileMode::DEFAULT;
+  bool operator==(const CompileOptions&) const = default;
+};
+
+struct Case {
+  Kind kind = Kind::FLCE;
+  int64_t BT = 8, H = 16, V = 32;
+  int64_t batch = 1;         // bmm/baddbmm only
+  bool out_variant = true;   // op kinds: pass out= (the .dtype_out overload)
+  DType input_dtype = DType::BF16, weight_dtype = DType::BF16;
+  std::optional<DType> accum_dtype;  // none or fp32
+  bool bias = false, ce_weight = false;
+  int64_t ignore_index = -100;
+  double ignore_fraction = 0.0;
+  double label_smoothing = 0.0, lse_square_scale = 0.0;
+  std::optional<double> softcap;
+  Reduction reduction = Reduction::MEAN;
+  double grad_output = 1.0;               // upstream scalar for mean/sum
+  TokenGrad token_grad = TokenGrad::RANDOM;  // per-token upstream for none
+  bool return_z_loss = false, return_token_accuracy = false, return_predicted_tokens = false;
+  bool use_token_scaling = false;
+  RequiresGrad requires_grad;
+  Autocast autocast = Autocast::NONE;
+  Device device = Device::CPU;
+  CompileOptions compile;
+  std::vector<int64_t> extra_BT;  // BTs fed to the same compiled function before BT
+  Regime regime = Regime::NORMAL;
+  Semantics semantics = Semantics::LIGER;
+  uint64_t seed = 0;
+
+  bool operator==(const Case&) const = default;
+  bool is_op() const { return kind != Kind::FLCE; }
+  bool batched() const { return kind == Kind::BMM || kind == Kind::BADDBMM; }
+  bool has_accumulator() const { return kind == Kind::ADDMM || kind == Kind::BADDBMM; }
+  // dtype the op-level output is produced in (out_dtype)
+  DType op_out_dtype() const { return accum_dtype.value_or(input_dtype); }
+};
+
+// A case that breaks a rule. `field` is the JSON path; message is "field: rule, got X".
+struct CaseError : std::runtime_error {
+  std::string field;
+  CaseError(std::string f, const std::string& rule)
+      : std::runtime_error(f + ": " + rule), field(std::move(f)) {}
+};
+
+// Throws CaseError for the first broken rule (all rules are listed in corpus/README.md).
+void validate(const Case& c);
+// Returns every broken rule, not only the first (for `flce case validate`).
+std::vector<CaseError> validation_errors(const Case& c);
+
+std::string to_json(const Case& c, int indent = 2);  // canonical form
+Case from_json(const std::string& text);              // parse + validate; throws CaseError
+Case from_json_file(const std::string& path);
+Case example_case();  // the embedded default: Liger issue #1327's seed configuration
+
+std::string_view name(Kind), name(Reduction), name(TokenGrad), name(Autocast), name(Device),
+    name(Regime), name(Semantics), name(Backend), name(CompileMode);
+
+// dtype of the returned loss: fp32 under Liger's semantics, the logits' dtype under torch's.
+DType loss_dtype(const Case& c);
+
+}  // namespace flce

@@ -1,0 +1,144 @@
+#include "case/sampler.hpp"
+
+#include <array>
+#include <random>
+
+namespace flce {
+
+namespace {
+
+Case sample_one(uint64_t seed, uint64_t index, const SampleSpace& sp);
+
+// Family member `member` of the family whose configuration is `cfg`.
+Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
+  // The pool depends on the family only; the pick and the data on the member.
+  std::mt19937_64 pool_rng(seed * 0xD1B54A32D192ED03ull + family * 0x9E3779B97F4A7C15ull + 1);
+  std::array<std::array<int64_t, 3>, kShapePool> pool{};
+  const int64_t hi[3] = {cfg.BT, cfg.H, cfg.V};  // the sampled config's shape bounds the pool
+  for (auto& shape : pool)
+    for (int d = 0; d < 3; ++d) shape[d] = 1 + static_cast<int64_t>(pool_rng() % static_cast<uint64_t>(hi[d]));
+  pool[0] = {cfg.BT, cfg.H, cfg.V};
+  std::mt19937_64 rng(seed * 0xBF58476D1CE4E5B9ull + family * 0x94D049BB133111EBull + member);
+  auto u = [&](uint64_t n) { return rng() % n; };
+  Case c = cfg;
+  c.seed = rng() % 1000000007ull;
+  const auto& shape = pool[u(kShapePool)];
+  c.BT = shape[0];
+  c.H = shape[1];
+  c.V = shape[2];
+  if (c.is_op()) return c;
+  const double fr[] = {0.0, 0.0, 0.1, 0.5, 1.0};
+  c.ignore_fraction = fr[u(5)];
+  if (c.regime != Regime::SPECIAL_VALUES) {  // special values stay where the config chose them
+    const Regime rs[] = {Regime::NORMAL, Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS};
+    c.regime = rs[u(4)];
+  }
+  c.grad_output = u(5) == 0 ? (u(2) ? 0.5 : -2.0) : 1.0;
+  c.token_grad = u(5) ? TokenGrad::RANDOM : TokenGrad::ONES;
+  return c;
+}
+
+Case plain_config(uint64_t family, Device device) {
+  Case c;  // every flag at its default
+  const DType dts[] = {DType::BF16, DType::F16, DType::F32};
+  c.input_dtype = c.weight_dtype = dts[family / 2];
+  if (family % 2) c.accum_dtype = DType::F32;
+  c.device = device;
+  c.BT = 16;
+  c.H = 32;
+  c.V = 64;
+  return c;
+}
+
+}  // namespace
+
+Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
+  if (sp.family_size <= 1) return sample_one(seed, index, sp);
+  const uint64_t family = index / sp.family_size, member = index % sp.family_size;
+  Case cfg = family < 6 && !sp.dtype ? plain_config(family, sp.device)
+                                                       : sample_one(seed ^ 0x5851F42D4C957F2Dull, family, sp);
+  return family_member(cfg, seed, family, member);
+}
+
+std::string graph_key(const Case& in) {
+  Case c = in;
+  c.seed = 0;
+  c.BT = c.H = c.V = 1;
+  c.ignore_fraction = 0;
+  if (c.regime != Regime::SPECIAL_VALUES) c.regime = Regime::NORMAL;
+  c.grad_output = 1.0;
+  c.token_grad = TokenGrad::RANDOM;
+  return to_json(c, -1);
+}
+
+namespace {
+
+Case sample_one(uint64_t seed, uint64_t index, const SampleSpace& sp) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + index);
+  auto u = [&](uint64_t n) { return rng() % n; };
+  auto coin = [&](int pct) { return static_cast<int>(u(100)) < pct; };
+  auto dim = [&](int64_t hi) {
+    // favour small and odd sizes, sometimes the edge of the range
+    switch (u(4)) {
+      case 0: return static_cast<int64_t>(1 + u(4));
+      case 1: return hi;
+      default: return static_cast<int64_t>(1 + u(static_cast<uint64_t>(hi)));
+    }
+  };
+  Case c;
+  c.seed = rng() % 1000000007ull;
+  c.device = sp.device;
+  c.BT = dim(sp.max_BT);
+  c.H = dim(sp.max_H);
+  c.V = dim(sp.max_V);
+  const DType dts[] = {DType::BF16, DType::F16, DType::F32};
+  c.input_dtype = sp.dtype.value_or(dts[u(3)]);
+  // torch's matmul needs one dtype: mixed input/weight dtypes are a valid FLCE call only
+  // under autocast, which the sampler sets up below with fp32 parameters.
+  c.weight_dtype = c.input_dtype;
+  if (coin(50)) c.accum_dtype = DType::F32;
+  if (sp.op_kinds && coin(20)) {
+    const Kind ks[] = {Kind::ADDMM, Kind::MM, Kind::BMM, Kind::BADDBMM};
+    Case o;
+    o.kind = ks[u(4)];
+    o.seed = c.seed;
+    o.device = c.device;
+    o.BT = c.BT; o.H = c.H; o.V = c.V;
+    o.input_dtype = o.weight_dtype = c.input_dtype;
+    o.accum_dtype = c.accum_dtype;
+    o.out_variant = coin(70);
+    o.batch = o.batched() ? static_cast<int64_t>(1 + u(3)) : 1;
+    o.requires_grad = {false, false, false};
+    return o;
+  }
+  c.bias = coin(30);
+  c.ce_weight = coin(30);
+  const double fr[] = {0.0, 0.0, 0.1, 0.5, 1.0};
+  c.ignore_fraction = fr[u(5)];
+  if (coin(30)) c.label_smoothing = coin(50) ? 0.1 : 0.5;
+  if (coin(25)) c.lse_square_scale = coin(50) ? 1e-4 : 0.05;
+  if (coin(25)) c.softcap = coin(50) ? 30.0 : 3.0;
+  c.reduction = static_cast<Reduction>(u(3));
+  if (coin(20)) c.grad_output = coin(50) ? 0.5 : -2.0;
+  c.token_grad = coin(80) ? TokenGrad::RANDOM : TokenGrad::ONES;
+  c.return_z_loss = coin(30);
+  c.return_token_accuracy = coin(30);
+  c.return_predicted_tokens = coin(30);
+  c.use_token_scaling = coin(15);
+  c.requires_grad.input = coin(90);
+  c.requires_grad.weight = coin(90);
+  c.requires_grad.bias = c.bias && coin(90);
+  if (!sp.dtype && coin(10) && c.input_dtype == DType::F32 && c.weight_dtype == DType::F32 && !c.bias)
+    c.autocast = coin(50) ? Autocast::BF16 : Autocast::F16;
+  const Regime rs[] = {Regime::NORMAL, Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS, Regime::SPECIAL_VALUES};
+  c.regime = rs[u(sp.special_values ? 5 : 4)];
+  if (sp.compile_options) {
+    if (coin(30)) c.compile.dynamic = coin(50);
+    c.compile.fullgraph = coin(20);
+  }
+  return c;
+}
+
+}  // namespace
+
+}  // namespace flce

@@ -1,0 +1,629 @@
+// The campaign parent: dispatches cases to worker processes, enforces the per-case
+// timeout, turns worker deaths into findings, and commits state after every case.
+#include "fuzz/campaign.hpp"
+
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "fuzz/campaign_report.hpp"
+#include "fuzz/campaign_shrink.hpp"
+#include "fuzz/campaign_state.hpp"
+#include "case/case.hpp"
+#include "judge/signature.hpp"
+#include "case/sampler.hpp"
+#include "process/process.hpp"
+
+namespace flce {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop_signal(int) { g_stop = 1; }
+
+constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
+constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, not a case
+
+uint32_t short_hash(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h;
+}
+
+struct Ticket {
+  std::string key, case_json;
+  std::string graph;  // short hash of the case's graph_key (CampaignState::graphs)
+  std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index
+
+  Ticket() = default;
+  explicit Ticket(const Case& c)
+      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))) {}
+};
+
+struct Slot {
+  enum State { STARTING, IDLE, BUSY } st = STARTING;
+  std::unique_ptr<Process> proc = std::make_unique<Process>();
+  Ticket t;
+  std::string stage;
+  Clock::time_point since;
+  std::string log;
+  std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
+  std::optional<uint64_t> family;  // the sample family this slot works through (sampler.hpp)
+};
+
+
+std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
+
+// The last words a slot's worker left (a dead worker's, a dead subject's, a hung case's).
+std::string log_tail(const Slot& s) { return tail(read_text(s.log), 16384); }
+
+
+class Campaign {
+ public:
+  explicit Campaign(const CampaignOptions& o) : o_(o), dir_(o.out) {}
+  CampaignResult run();
+
+ private:
+  void open_dir();
+  void load_state();
+  void load_corpus();
+  Ticket next_ticket(Slot& s);
+  std::optional<uint64_t> next_in_family(uint64_t family);
+  uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
+  void spawn(Slot& s);
+  void dispatch(Slot& s, Ticket t);
+  void handle_line(Slot& s, const std::string& line);
+  void worker_ended(Slot& s, const std::string& how);
+  void record(const Ticket& t, const std::string& outcome, const nlohmann::json& report, const std::string& detail,
+              bool cuda_poisoned, const std::string& worker_log);
+  void new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report, const std::string& worker_log);
+  void write_finding_json(const Finding& f);
+  void save_state();
+  double elapsed() const { return elapsed_before_ + std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  bool budget_left() const {
+    return elapsed() < o_.minutes * 60 && (o_.max_cases < 0 || st_.cases_done + in_flight() < o_.max_cases);
+  }
+  int64_t in_flight() const {
+    return std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.st == Slot::BUSY; });
+  }
+  void progress(bool force);
+
+  CampaignOptions o_;
+  fs::path dir_;
+  int lock_fd_ = -1;
+  CampaignState st_;
+  std::vector<Ticket> corpus_;
+  std::set<std::string> dispatched_;  // corpus keys handed out this run
+  uint64_t cursor_ = 0;               // sample indices below it are all done
+  std::set<uint64_t> owned_families_;  // families a slot is working through
+  int64_t graphs_this_run_ = 0;        // graph configurations first run by this invocation
+  double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
+  std::map<uint64_t, std::pair<std::string, int>> streak_;  // family -> last outcome, times in a row
+  void maybe_retire(const Ticket& t, const std::string& outcome);
+  std::vector<Slot> slots_;
+  Clock::time_point t0_ = Clock::now(), last_progress_{};
+  double elapsed_before_ = 0;
+  int64_t cases_this_run_ = 0;
+  int startup_failures_ = 0;
+  std::string last_finding_;
+  bool tty_ = false;
+};
+
+void Campaign::open_dir() {
+  std::error_code ec;
+  fs::create_directories(dir_ / "findings", ec);
+  fs::create_directories(dir_ / "workers", ec);
+  if (ec) throw CampaignInputError(fmt::format("cannot create {}: {}", dir_.string(), ec.message()));
+  lock_fd_ = ::open((dir_ / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    throw CampaignInputError(fmt::format("{} is in use by another campaign (lock held)", dir_.string()));
+}
+
+void Campaign::load_state() {
+  const fs::path sp = dir_ / "state.json";
+  if (fs::exists(sp)) {
+    try {
+      st_ = CampaignState::from_json(nlohmann::json::parse(read_text(sp)));
+    } catch (const std::exception& e) {
+      throw CampaignInputError(fmt::format("{}: not a campaign state ({})", sp.string(), e.what()));
+    }
+    if (st_.subject != o_.subject || st_.subject_path != o_.subject_path)
+      throw CampaignInputError(fmt::format("{} holds a campaign of subject '{}' (path '{}'); use another --out",
+                                           dir_.string(), st_.subject, st_.subject_path));
+    if (st_.family_size != o_.family_size)  // sample k would be another case
+      throw CampaignInputError(fmt::format("--family {}: {} holds a campaign with --family {}; use that or another --out",
+                                           o_.family_size, dir_.string(), st_.family_size));
+  } else {
+    st_.subject = o_.subject;
+    st_.subject_path = o_.subject_path;
+    st_.family_size = o_.family_size;
+  }
+  // A finding directory is renamed into place before state.json names it; one the state
+  // does not know is from a run killed in between: adopt it, so no finding is lost.
+  for (auto& e : fs::directory_iterator(dir_ / "findings")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".tmp-", 0) == 0) {
+      fs::remove_all(e.path());
+      continue;
+    }
+    if (!fs::exists(e.path() / "finding.json") || !fs::exists(e.path() / "case.json")) continue;
+    auto fj = nlohmann::json::parse(read_text(e.path() / "finding.json"), nullptr, false);
+    if (fj.is_discarded() || st_.finding(fj.value("signature", ""))) continue;
+    Finding f;
+    f.id = name;
+    f.signature = fj.at("signature");
+    f.first_case = fj.value("first_case", "");
+    f.first_seen = f.last_seen = fj.value("first_seen", "");
+    f.first_seen_s = fj.value("first_seen_s", 0.0);
+    f.count = 1;
+    f.detail = fj.value("detail", "");
+    st_.findings.push_back(f);
+    if (!st_.first_finding_s || f.first_seen_s < *st_.first_finding_s) st_.first_finding_s = f.first_seen_s;
+  }
+  // Journal lines past the last commit belong to cases that will run again.
+  const fs::path journal = dir_ / "cases.jsonl";
+  if (fs::exists(journal) && fs::file_size(journal) > st_.journal_bytes) fs::resize_file(journal, st_.journal_bytes);
+  elapsed_before_ = st_.elapsed_s;
+  cursor_ = st_.seeds[o_.seed].next;
+}
+
+void Campaign::load_corpus() {
+  if (o_.corpus.empty()) return;
+  if (!fs::is_directory(o_.corpus)) throw CampaignInputError(fmt::format("--corpus {}: not a directory", o_.corpus));
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(o_.corpus))
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (auto& p : files) {
+    Case c;
+    try {
+      c = from_json_file(p.string());
+    } catch (const std::exception& e) {
+      throw CampaignInputError(fmt::format("corpus case {}: {}", p.string(), e.what()));
+    }
+    Ticket t(c);
+    // The content is part of the key: an edited corpus file is a new case.
+    t.key = fmt::format("corpus:{}@{:08x}", p.filename().string(), short_hash(t.case_json));
+    corpus_.push_back(t);
+  }
+}
+
+std::optional<uint64_t> Campaign::next_in_family(uint64_t family) {
+  const SeedCursor& cur = st_.seeds[o_.seed];
+  for (uint64_t i = family * family_size(); i < (family + 1) * family_size(); ++i)
+    if (!cur.done(i)) return i;
+  return std::nullopt;
+}
+
+// Corpus cases first (any slot), then samples. A slot works through one family at a time, so
+// the cases that share a compiled graph run in the worker that already compiled it; an
+// abandoned family (a stop, a resume) is taken up again before new ones.
+Ticket Campaign::next_ticket(Slot& s) {
+  for (auto& t : corpus_)
+    if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
+      dispatched_.insert(t.key);
+      return t;
+    }
+  std::optional<uint64_t> index = s.family ? next_in_family(*s.family) : std::nullopt;
+  if (!index) {
+    if (s.family) owned_families_.erase(*s.family);
+    SeedCursor& cur = st_.seeds[o_.seed];
+    while (cur.done(cursor_)) ++cursor_;
+    for (uint64_t fam = cursor_ / family_size();; ++fam) {
+      if (owned_families_.count(fam)) continue;
+      index = next_in_family(fam);
+      if (!index) continue;
+      s.family = fam;
+      owned_families_.insert(fam);
+      break;
+    }
+  }
+  SampleSpace sp;
+  sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
+  sp.device = o_.cuda ? Device::CUDA : Device::CPU;
+  sp.family_size = o_.family_size;
+  Ticket t(sample_case(o_.seed, *index, sp));
+  t.sample = std::make_pair(o_.seed, *index);
+  t.key = fmt::format("sample:{}#{}", o_.seed, *index);
+  return t;
+}
+
+void Campaign::spawn(Slot& s) {
+  ProcessSpec w = worker_spec(o_.flce_exe, o_.subject, o_.subject_path, o_.worker_mem_gib, s.gpu, s.log, o_.workers);
+  s.proc->spawn(w);
+  s.st = Slot::STARTING;
+  s.since = Clock::now();
+}
+
+void Campaign::dispatch(Slot& s, Ticket t) {
+  s.t = std::move(t);
+  s.st = Slot::BUSY;
+  s.stage = "queued";
+  s.since = Clock::now();
+  nlohmann::json req{{"key", s.t.key}, {"case", nlohmann::json::parse(s.t.case_json)}};
+  s.proc->send(req.dump() + "\n");  // a dead worker shows up as its exit in the loop
+}
+
+void Campaign::handle_line(Slot& s, const std::string& line) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;  // not ours
+  if (j.contains("ready")) {
+    if (!j["ready"].get<bool>()) {
+      if (j.value("bad_input", false)) throw CampaignInputError(j.value("why", "worker refused the subject"));
+      throw std::runtime_error("worker failed to start: " + j.value("why", ""));
+    }
+    if (st_.environment.empty() || st_.environment.is_null()) st_.environment = j["environment"];
+    if (first_ready_s_ < 0) first_ready_s_ = std::chrono::duration<double>(Clock::now() - t0_).count();
+    s.st = Slot::IDLE;
+    startup_failures_ = 0;
+    return;
+  }
+  if (s.st != Slot::BUSY || j.value("key", "") != s.t.key) return;
+  if (j.value("bad_input", false)) throw CampaignInputError(j.value("why", "the worker refused the subject"));
+  if (j.contains("stage")) {
+    s.stage = j["stage"].get<std::string>();
+    return;
+  }
+  const std::string outcome = j.value("outcome", "flce-error@protocol");
+  std::string detail = j.value("error", "");
+  if (j.contains("report"))
+    for (auto& orc : j["report"].value("oracles", nlohmann::json::array())) {
+      if (orc.contains("signature")) {
+        detail = orc["signature"].value("matched", "");
+        break;
+      }
+      if (!orc.value("pass", true))
+        for (auto& out : orc.value("outputs", nlohmann::json::array()))
+          if (out.value("finding", "ok") != "ok") {
+            detail = fmt::format("{} {}: {}", orc.value("oracle", ""), out.value("output", ""), out.value("detail", ""));
+            break;
+          }
+      if (!detail.empty()) break;
+    }
+  s.st = Slot::IDLE;
+  const bool poisoned = j.value("cuda_poisoned", false), died = j.value("subject_died", false);
+  // A dead subject process left its last words in the worker's log (the child's stderr tail).
+  record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300), poisoned,
+         died ? log_tail(s) : "");
+  if (poisoned || died) {
+    // The worker exits after reporting a poisoned context or a dead subject; handing it the
+    // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").
+    // Restart now.
+    s.proc->stop(10.0);
+    ++st_.worker_restarts;
+    if (budget_left() && !g_stop) spawn(s);
+  }
+}
+
+// A worker exited: a crash if it had a case, a failed start if it never became ready.
+void Campaign::worker_ended(Slot& s, const std::string& how) {
+  const std::string log = log_tail(s);
+  if (s.st == Slot::STARTING) {
+    if (++startup_failures_ >= kMaxStartupFailures)
+      throw std::runtime_error(fmt::format("workers fail to start ({}); last log:\n{}", how, tail(log, 4000)));
+  } else if (s.st == Slot::BUSY) {
+    s.st = Slot::IDLE;  // no longer in flight: the budget below counts it as done
+    const std::string outcome = fmt::format("crash:{}@{}", how, s.stage);
+    nlohmann::json rep{{"outcome", outcome}, {"exit", how}, {"stage", s.stage}, {"case_key", s.t.key}};
+    record(s.t, outcome, rep, "worker died: " + how + " during " + s.stage, false, log);
+  }
+  ++st_.worker_restarts;
+  if (g_stop || !budget_left()) {
+    s.st = Slot::IDLE;  // not respawned; the loop ends once nothing is in flight
+    return;
+  }
+  spawn(s);
+}
+
+void Campaign::record(const Ticket& t, const std::string& outcome, const nlohmann::json& report,
+                      const std::string& detail, bool cuda_poisoned, const std::string& worker_log) {
+  ++st_.cases_done;
+  ++cases_this_run_;
+  ++st_.outcomes[outcome];
+  if (st_.graphs.insert(t.graph).second) ++graphs_this_run_;
+  if (t.sample) st_.seeds[t.sample->first].mark(t.sample->second);
+  else st_.corpus_done.insert(t.key);
+  Finding* f = is_finding(outcome) ? st_.finding(outcome) : nullptr;
+  bool fresh = false;
+  if (is_finding(outcome) && !f) {
+    Finding n;
+    n.id = finding_id(outcome);
+    n.signature = outcome;
+    n.first_case = t.key;
+    n.first_seen = n.last_seen = utc_now();
+    n.first_seen_s = elapsed();
+    n.count = 1;
+    n.detail = detail;
+    n.cuda_poisoned = cuda_poisoned;
+    new_finding_dir(n, t, report, worker_log);
+    st_.findings.push_back(n);
+    f = &st_.findings.back();
+    if (!st_.first_finding_s) st_.first_finding_s = n.first_seen_s;
+    fresh = true;
+  } else if (f && f->first_case != t.key) {  // same key: the re-run of an adopted finding's case
+    ++f->count;
+    f->last_seen = utc_now();
+    f->cuda_poisoned |= cuda_poisoned;
+  }
+  maybe_retire(t, outcome);
+  nlohmann::json jl{{"key", t.key}, {"outcome", outcome}, {"at", utc_now()}, {"campaign_s", elapsed()}};
+  // Where a case's time went (profiling throughput): each oracle's wall time, in ms.
+  for (auto& o : report.value("oracles", nlohmann::json::array()))
+    if (o.contains("wall_ms")) jl["ms"][o.value("oracle", "?")] = std::lround(o["wall_ms"].get<double>());
+  if (report.value("ladder_memoized", false)) jl["ladder_memoized"] = true;
+  st_.journal_bytes = append_durable(dir_ / "cases.jsonl", jl.dump() + "\n");
+  save_state();  // the commit point of this case
+  if (f) write_finding_json(*f);
+  if (fresh) {
+    last_finding_ = outcome;
+    if (!o_.quiet) {
+      std::fprintf(stderr, "%snew finding after %.1f s: %s (%s) -> %s\n", tty_ ? "\r\033[K" : "", f->first_seen_s,
+                   outcome.c_str(), t.key.c_str(), (dir_ / "findings" / f->id).c_str());
+      last_progress_ = {};
+    }
+  }
+}
+
+// A compile failure ("<signature>@compiled:<stage>") is what a family retires on; judge
+// findings, crashes and timeouts depend on the values or the process, so they never do.
+void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
+  if (!t.sample || o_.retire_after <= 0 || family_size() <= 1) return;
+  const bool compile_failure = is_compile_failure(outcome);
+  const uint64_t family = t.sample->second / family_size();
+  auto& [last, n] = streak_[family];
+  n = compile_failure && outcome == last ? n + 1 : compile_failure ? 1 : 0;
+  last = outcome;
+  if (n < o_.retire_after) return;
+  SeedCursor& cur = st_.seeds[t.sample->first];
+  int64_t skipped = 0;
+  for (uint64_t i = family * family_size(); i < (family + 1) * family_size(); ++i)
+    if (!cur.done(i) && i != t.sample->second) {
+      cur.mark(i);
+      ++skipped;
+    }
+  if (skipped) {
+    ++st_.families_retired;
+    st_.cases_retired += skipped;
+  }
+  streak_.erase(family);
+}
+
+void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report,
+                               const std::string& worker_log) {
+  // Built aside and renamed into place: a finding directory is whole or absent.
+  const fs::path final_dir = dir_ / "findings" / f.id;
+  const fs::path tmp = dir_ / "findings" / (".tmp-" + f.id);
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  write_atomic(tmp / "case.json", to_json(from_json(t.case_json), 2) + "\n");
+  write_atomic(tmp / "report.json", report.dump(2) + "\n");
+  if (!worker_log.empty()) write_atomic(tmp / "worker.log", worker_log);
+  write_finding_json_to(tmp, f);
+  fs::remove_all(final_dir);  // an orphan the state never named would be adopted at start; this is a leftover
+  fs::rename(tmp, final_dir);
+  sync_dir(dir_ / "findings");
+}
+
+void Campaign::write_finding_json(const Finding& f) { write_finding_json_to(dir_ / "findings" / f.id, f); }
+
+void Campaign::save_state() {
+  st_.elapsed_s = elapsed();
+  write_atomic(dir_ / "state.json", st_.to_json().dump(1) + "\n");
+}
+
+void Campaign::progress(bool force) {
+  if (!tty_) return;
+  auto now = Clock::now();
+  if (!force && now - last_progress_ < std::chrono::milliseconds(500)) return;
+  last_progress_ = now;
+  const double run_s = std::chrono::duration<double>(now - t0_).count();
+  std::string busy;
+  for (auto& s : slots_) busy += s.st == Slot::BUSY ? "R" : s.st == Slot::STARTING ? "s" : ".";
+  std::fprintf(stderr, "\r\033[K%lld cases (%.2f/s) | %zu distinct | %zu findings | workers %s | %s | last: %s",
+               static_cast<long long>(st_.cases_done), run_s > 0 ? static_cast<double>(cases_this_run_) / run_s : 0.0,
+               st_.outcomes.size(), st_.findings.size(), busy.c_str(),
+               fmt::format("{:.0f}s left", std::max(0.0, o_.minutes * 60 - elapsed())).c_str(),
+               last_finding_.empty() ? "-" : last_finding_.c_str());
+  std::fflush(stderr);
+}
+
+CampaignResult Campaign::run() {
+  open_dir();
+  load_state();
+  load_corpus();
+  ++st_.runs;
+  tty_ = !o_.quiet && ::isatty(2) && !std::getenv("CI");
+  const int64_t resumed_cases = st_.cases_done;
+  if (st_.runs > 1)  // even with --quiet: a log should show that this run continued another
+    std::fprintf(stderr, "resuming %s: %lld cases done, next sample index %llu (seed %llu), %zu findings, %.1f s spent\n",
+                 dir_.c_str(), static_cast<long long>(st_.cases_done), static_cast<unsigned long long>(cursor_),
+                 static_cast<unsigned long long>(o_.seed), st_.findings.size(), st_.elapsed_s);
+  save_state();
+
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;  // no SA_RESTART: poll() returns to look at g_stop
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  slots_.resize(static_cast<size_t>(budget_left() ? o_.workers : 0));
+  std::vector<std::string> gpus = visible_gpus();
+  if (o_.gpus >= 0 && static_cast<size_t>(o_.gpus) < gpus.size()) gpus.resize(static_cast<size_t>(o_.gpus));
+  if (o_.gpus > 0 && gpus.empty())
+    throw CampaignInputError(fmt::format("--gpus {}: no GPU visible here (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus)", o_.gpus));
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].log = (dir_ / "workers" / fmt::format("worker-{}.log", i)).string();
+    if (!gpus.empty()) slots_[i].gpu = gpus[i % gpus.size()];
+    spawn(slots_[i]);
+  }
+  if (!gpus.empty() && !o_.quiet)
+    std::fprintf(stderr, "campaign: %d workers over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
+                 std::min(gpus.size(), slots_.size()));
+  for (;;) {
+    const bool go = !g_stop && budget_left();
+    if (!g_stop && elapsed() >= o_.minutes * 60) {
+      // Out of time: cases in flight are abandoned, not recorded; a resume runs them.
+      for (auto& s : slots_)
+        if (s.st == Slot::BUSY) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    }
+    if (g_stop)
+      for (auto& s : slots_)
+        if (s.st != Slot::IDLE) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    for (auto& s : slots_)
+      if (go && s.st == Slot::IDLE && s.proc->alive() && budget_left()) dispatch(s, next_ticket(s));
+    bool active = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
+      return s.st == Slot::BUSY || (go && s.st == Slot::STARTING);
+    });
+    if (!active) break;
+
+    std::vector<pollfd> fds;
+    for (auto& s : slots_)
+      if (s.proc->alive()) fds.push_back({s.proc->out_fd(), POLLIN, 0});
+    double wait_s = std::max(0.0, o_.minutes * 60 - elapsed());
+    for (auto& s : slots_) {
+      if (s.st == Slot::IDLE) continue;
+      double lim = s.st == Slot::BUSY ? o_.case_timeout_s : kStartupTimeoutS;
+      wait_s = std::min(wait_s, lim - std::chrono::duration<double>(Clock::now() - s.since).count());
+    }
+    int ms = static_cast<int>(std::clamp(wait_s * 1000, 0.0, 500.0)) + 1;
+    ::poll(fds.data(), fds.size(), ms);
+
+    for (auto& s : slots_) {
+      if (!s.proc->alive()) continue;
+      std::vector<std::string> lines;
+      bool open = s.proc->read_lines(lines);
+      for (auto& l : lines) handle_line(s, l);
+      std::string how = open ? s.proc->poll_exit() : s.proc->stop(5.0);
+      if (!how.empty()) {
+        worker_ended(s, how);
+        continue;
+      }
+      const double age = std::chrono::duration<double>(Clock::now() - s.since).count();
+      if (s.st == Slot::BUSY && age >= o_.case_timeout_s) {
+        s.proc->kill();
+        const std::string outcome = "timeout@" + s.stage;
+        nlohmann::json rep{{"outcome", outcome}, {"stage", s.stage}, {"case_key", s.t.key},
+                           {"case_timeout_s", o_.case_timeout_s}};
+        s.st = Slot::IDLE;
+        record(s.t, outcome, rep, fmt::format("no result within {} s (in {})", o_.case_timeout_s, s.stage), false,
+               log_tail(s));
+        ++st_.worker_restarts;
+        if (budget_left() && !g_stop) spawn(s);
+      } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {
+        worker_ended(s, s.proc->kill());
+      }
+    }
+    progress(false);
+  }
+  for (auto& s : slots_) {
+    if (s.st == Slot::STARTING) s.proc->kill();  // still importing torch: nothing to finish
+    s.proc->stop(10.0);
+  }
+  if (tty_) std::fprintf(stderr, "\r\033[K");
+  save_state();
+  const double explore_wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();  // throughput: not shrinking
+  if (o_.minimize_s > 0 && !g_stop) {
+    ShrinkOptions so;
+    so.flce_exe = o_.flce_exe, so.subject = o_.subject, so.subject_path = o_.subject_path;
+    so.per_finding_s = o_.minimize_s, so.case_timeout_s = o_.case_timeout_s, so.worker_mem_gib = o_.worker_mem_gib;
+    so.gpus = gpus;
+    so.parallel = o_.workers;
+    so.quiet = o_.quiet;
+    so.stop = &g_stop;
+    shrink_findings(dir_, st_, so, [&] { save_state(); });
+  }
+  for (auto& f : st_.findings) write_finding_json(f);
+
+  RunStats rs;
+  rs.cases_this_run = st_.cases_done - resumed_cases;
+  rs.graphs_this_run = graphs_this_run_;
+  rs.first_ready_s = first_ready_s_;
+  rs.family_size = o_.family_size;
+  rs.wall_s = explore_wall_s;
+  rs.seed = o_.seed;
+  rs.workers = o_.workers;
+  rs.minutes = o_.minutes;
+  rs.max_cases = o_.max_cases;
+  rs.interrupted = g_stop != 0;
+  write_reports(dir_, st_, rs);
+  std::printf("%s", summary_text(dir_, st_, rs).c_str());
+  ::close(lock_fd_);
+  return {static_cast<int64_t>(st_.findings.size()), st_.cases_done};
+}
+
+}  // namespace
+
+ProcessSpec worker_spec(const std::string& exe, const std::string& subject, const std::string& subject_path,
+                       double mem_gib, const std::string& gpu, const std::string& log_path, int workers) {
+  ProcessSpec w;
+  w.exe = exe;
+  w.args = {"worker", "--subject", subject, "--mem-gib", fmt::format("{}", mem_gib)};
+  if (!subject_path.empty()) w.args.insert(w.args.end(), {"--subject-path", subject_path});
+  // Python tracebacks on SIGSEGV land in the worker log; workers share the cores.
+  w.env = {"PYTHONFAULTHANDLER=1"};
+  if (!gpu.empty()) w.env.push_back("CUDA_VISIBLE_DEVICES=" + gpu);  // one GPU per worker
+  // A compile cache per log (a worker slot keeps it across restarts): Inductor processes
+  // sharing one cache were seen to load each other's half-written .so ("file too short").
+  if (!std::getenv("TORCHINDUCTOR_CACHE_DIR"))
+    w.env.push_back("TORCHINDUCTOR_CACHE_DIR=" +
+                    (fs::path(log_path).parent_path() / fs::path(log_path).stem()).string() + "-inductor");
+  if (!std::getenv("OMP_NUM_THREADS")) {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(std::max(workers, 1)));
+    w.env.push_back(fmt::format("OMP_NUM_THREADS={}", n));
+  }
+  w.log_path = log_path;
+  return w;
+}
+
+std::vector<std::string> visible_gpus() {
+  std::vector<std::string> ids;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream ss(v);
+    for (std::string id; std::getline(ss, id, ',');)
+      if (!id.empty() && id != "-1") ids.push_back(id);
+      else if (id == "-1") break;  // CUDA's "nothing from here on"
+    return ids;
+  }
+  std::error_code ec;
+  int n = 0;
+  for (auto it = fs::directory_iterator("/proc/driver/nvidia/gpus", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    ++n;
+  for (int i = 0; i < n; ++i) ids.push_back(std::to_string(i));
+  return ids;
+}
+
+CampaignResult run_campaign(const CampaignOptions& o) {
+  if (!(o.minutes > 0)) throw CampaignInputError("--minutes must be > 0");
+  if (o.workers < 1 || o.workers > 64) throw CampaignInputError("--workers must be in [1, 64]");
+  if (!(o.case_timeout_s > 0)) throw CampaignInputError("--case-timeout must be > 0");
+  if (o.max_cases < -1 || o.max_cases == 0) throw CampaignInputError("--max-cases must be >= 1");
+  if (o.worker_mem_gib < 0) throw CampaignInputError("--worker-mem-gib must be >= 0");
+  if (o.gpus < -1) throw CampaignInputError("--gpus must be >= 0 (or omitted: all visible)");
+  if (o.minimize_s < 0) throw CampaignInputError("--minimize-s must be >= 0");
+  if (o.out.empty() || o.subject.empty()) throw CampaignInputError("--out and --subject are required");
+  Campaign c(o);
+  return c.run();
+}
+
+}  // namespace flce

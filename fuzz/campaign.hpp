@@ -1,0 +1,70 @@
+// flce campaign: a time-boxed, resumable exploration of one subject. The parent draws
+// cases (the --corpus files first, then sample_case(seed, index)), hands them to
+// isolated `flce worker` processes and records findings deduplicated by outcome
+// signature under --out. The parent never starts Python or torch; see process/process.hpp.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "process/process.hpp"
+
+namespace flce {
+
+struct CampaignOptions {
+  double minutes = 0;       // budget of the whole campaign, summed over resumed runs
+  int64_t max_cases = -1;   // likewise; -1: no limit
+  std::string out, corpus, subject, subject_path;
+  int workers = 1;
+  uint64_t seed = 1;
+  double case_timeout_s = 600;  // one case: golden + eager + compiled + ladder
+  double worker_mem_gib = 16;   // RLIMIT_DATA of each worker; 0: none
+  bool quiet = false;           // no progress line, no per-finding lines
+  std::string flce_exe;         // the binary the workers run (this one)
+  bool cuda = false;            // sampled cases on the GPU (corpus cases keep their device)
+  int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
+  double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
+  uint64_t family_size = 32;    // sampled cases per graph configuration (sampler.hpp); 1: none
+  // A family whose last N cases all failed to compile with one signature is retired: its
+  // other cases would only show that failure again, at a full trace each (a failed compile
+  // is never cached). 0: never.
+  int retire_after = 4;
+};
+
+// How one `flce worker` is started (campaign slots and the shrink phase alike): its
+// arguments, CUDA_VISIBLE_DEVICES (gpu, "" to inherit), an Inductor cache named after its
+// log, and OMP threads shared among `workers`.
+ProcessSpec worker_spec(const std::string& exe, const std::string& subject, const std::string& subject_path,
+                       double mem_gib, const std::string& gpu, const std::string& log_path, int workers);
+
+// GPUs a campaign can spread workers over: the ids in CUDA_VISIBLE_DEVICES when set, else
+// one per /proc/driver/nvidia/gpus entry (the parent never initializes CUDA itself).
+std::vector<std::string> visible_gpus();
+
+// Bad flags, an unreadable corpus, an unknown subject, a state of another campaign.
+struct CampaignInputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CampaignResult {
+  int64_t findings = 0, cases_done = 0;
+};
+
+// Runs (or resumes) the campaign and writes report.md, report.json and junit.xml.
+// Throws CampaignInputError for bad input, std::runtime_error when flce itself fails.
+CampaignResult run_campaign(const CampaignOptions& o);
+
+// The worker side (`flce worker`): reads {"key","case"} lines on stdin, writes stage and
+// result lines on stdout (see campaign_worker.cpp). Returns the process exit code.
+struct CampaignWorkerOptions {
+  std::string subject, subject_path;
+  double mem_gib = 0;
+};
+int serve_worker(const CampaignWorkerOptions& o);
+
+// Text in a failure that means the CUDA context is gone for good (reserved: no GPU here);
+// a worker that reports one exits, and the campaign starts a fresh one.
+bool cuda_context_poisoned(const std::string& text);
+
+}  // namespace flce

@@ -1,0 +1,219 @@
+#include "fuzz/campaign_report.hpp"
+#include "report/xml_escape.hpp"
+
+#include <fmt/format.h>
+
+namespace flce {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Markdown table cells: no pipes, no newlines.
+std::string cell(std::string s) {
+  for (auto& c : s)
+    if (c == '|' || c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.1f} s", s);
+  return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+}
+
+double cases_per_min(const RunStats& rs) {
+  return rs.wall_s > 0 ? static_cast<double>(rs.cases_this_run) * 60.0 / rs.wall_s : 0.0;
+}
+
+double graphs_per_min(const RunStats& rs) {
+  return rs.wall_s > 0 ? static_cast<double>(rs.graphs_this_run) * 60.0 / rs.wall_s : 0.0;
+}
+
+int64_t bucket(const CampaignState& st, const std::string& name) {
+  auto it = st.outcomes.find(name);
+  return it == st.outcomes.end() ? 0 : it->second;
+}
+
+// Where a finding was first seen: its case key, behind the shard's directory when merged.
+std::string first_where(const Finding& f) {
+  return f.first_shard.empty() ? f.first_case : f.first_shard + ": " + f.first_case;
+}
+
+}  // namespace
+
+std::string shrink_cell(const Finding& f) {
+  if (f.shrink.empty()) return "not yet";
+  if (f.shrink == "minimized" || f.shrink == "smallest" || f.shrink == "budget")
+    return fmt::format("{}: {} -> {} input elements in {} runs; [minimized.json](findings/{}/minimized.json), "
+                       "[repro.py](findings/{}/repro.py)",
+                       f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id);
+  return cell(f.shrink);
+}
+
+std::string repro_command(const fs::path& dir, const CampaignState& st, const Finding& f) {
+  std::string cmd = fmt::format("flce run {} --subject {}", (dir / "findings" / f.id / "case.json").string(), st.subject);
+  if (!st.subject_path.empty()) cmd += " --subject-path " + st.subject_path;
+  return cmd;
+}
+
+void write_finding_json_to(const fs::path& finding_dir, const Finding& f) {
+  nlohmann::ordered_json j{{"id", f.id},
+                           {"signature", f.signature},
+                           {"count", f.count},
+                           {"first_case", f.first_case},
+                           {"first_seen", f.first_seen},
+                           {"first_seen_s", f.first_seen_s},
+                           {"last_seen", f.last_seen},
+                           {"detail", f.detail},
+                           {"cuda_poisoned", f.cuda_poisoned},
+                           {"shrink", f.shrink},
+                           {"shrink_runs", f.shrink_runs},
+                           {"elements", f.elements},
+                           {"min_elements", f.min_elements}};
+  if (!f.first_shard.empty()) j["first_shard"] = f.first_shard;
+  if (!f.case_from.empty()) j["case_from"] = f.case_from;
+  write_atomic(finding_dir / "finding.json", j.dump(2) + "\n");
+}
+
+void write_reports(const fs::path& to, const CampaignState& st, const RunStats& rs, const fs::path& named) {
+  const fs::path& dir = named.empty() ? to : named;
+  const std::string torch = st.environment.is_object() ? st.environment.value("torch", "?") : "?";
+  // report.md
+  std::string md = fmt::format("# flce campaign: `{}`\n\n", st.subject);
+  const bool merged = rs.shards.is_array();
+  if (merged) {
+    std::string seeds;
+    for (auto& [seed, cur] : st.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed);
+    md += fmt::format("torch {} · merged from {} shards · seeds {}\n\n", torch, rs.shards.size(), seeds);
+  } else {
+    md += fmt::format("torch {} · seed {} · {} workers · budget {} min{}\n\n", torch, rs.seed, rs.workers, rs.minutes,
+                      rs.max_cases > 0 ? fmt::format(" / {} cases", rs.max_cases) : "");
+  }
+  md += "| | |\n|---|---|\n";
+  if (merged)
+    md += fmt::format("| cases run | {} (in {} shards, {} runs) |\n", st.cases_done, rs.shards.size(), st.runs);
+  else
+    md += fmt::format("| cases run | {} ({} in this run; {} run{} of this campaign) |\n", st.cases_done,
+                      rs.cases_this_run, st.runs, st.runs == 1 ? "" : "s");
+  md += fmt::format("| pass / unsupported | {} / {} |\n", bucket(st, "pass"), bucket(st, "unsupported"));
+  md += fmt::format("| distinct findings | {} |\n", st.findings.size());
+  md += fmt::format("| throughput | {:.1f} cases/min |\n", cases_per_min(rs));
+  md += fmt::format("| graph configurations | {} distinct{} |\n", st.graphs.size(),
+                    merged ? "" : fmt::format(" ({:.1f}/min this run; families of {} cases)", graphs_per_min(rs), rs.family_size));
+  if (st.families_retired)
+    md += fmt::format("| retired families | {} ({} cases not run: each would re-show its family's compile failure) |\n",
+                      st.families_retired, st.cases_retired);
+  md += fmt::format("| time to first finding | {} |\n", st.first_finding_s ? duration(*st.first_finding_s) : "none");
+  md += fmt::format("| time spent | {} |\n", duration(st.elapsed_s));
+  if (rs.interrupted) md += "| note | interrupted; rerun the same command to resume |\n";
+  md += "\n";
+  if (merged) {
+    md += "## Shards\n\n| shard | seeds | cases | findings | time spent |\n|---|---|---|---|---|\n";
+    for (auto& sh : rs.shards) {
+      std::string seeds;
+      for (auto& v : sh.value("seeds", nlohmann::ordered_json::array()))
+        seeds += (seeds.empty() ? "" : ", ") + v.dump();
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(sh.value("dir", "")), seeds, sh.value("cases_done", 0),
+                        sh.value("findings", 0), duration(sh.value("elapsed_s", 0.0)));
+    }
+    md += "\n";
+  }
+  if (st.findings.empty()) {
+    md += "No findings.\n";
+  } else {
+    md += "## Findings\n\n| signature | count | first seen | first case | shrunk | repro |\n|---|---|---|---|---|---|\n";
+    for (auto& f : st.findings)
+      md += fmt::format("| `{}` | {} | {} ({}) | [{}](findings/{}/case.json) | {} | `{}` |\n", cell(f.signature), f.count,
+                        duration(f.first_seen_s), f.first_seen, cell(first_where(f)), f.id, shrink_cell(f),
+                        repro_command(dir, st, f));
+    md += "\n";
+    for (auto& f : st.findings)
+      if (!f.detail.empty() || f.cuda_poisoned)
+        md += fmt::format("- `{}`: {}{}\n", cell(f.signature), f.cuda_poisoned ? "**CUDA context poisoned** " : "",
+                          cell(f.detail));
+  }
+  write_atomic(to / "report.md", md);
+
+  // report.json
+  nlohmann::ordered_json j;
+  j["subject"] = st.subject;
+  j["subject_path"] = st.subject_path;
+  j["environment"] = st.environment;
+  if (merged) {
+    j["seed"] = nullptr;  // one per shard, below
+    j["shards"] = rs.shards;
+  } else {
+    j["seed"] = rs.seed;
+  }
+  j["workers"] = rs.workers;
+  j["cases_done"] = st.cases_done;
+  j["cases_this_run"] = rs.cases_this_run;
+  j["runs"] = st.runs;
+  j["elapsed_s"] = st.elapsed_s;
+  j["cases_per_min"] = cases_per_min(rs);
+  j["time_to_first_finding_s"] = st.first_finding_s ? nlohmann::ordered_json(*st.first_finding_s) : nlohmann::ordered_json();
+  j["worker_restarts"] = st.worker_restarts;
+  j["interrupted"] = rs.interrupted;
+  j["outcomes"] = st.outcomes;
+  auto fj = nlohmann::ordered_json::array();
+  for (auto& f : st.findings) {
+    nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
+                             {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"detail", f.detail},
+                             {"case", (fs::path("findings") / f.id / "case.json").string()},
+                             {"repro", repro_command(dir, st, f)}, {"shrink", f.shrink}, {"shrink_runs", f.shrink_runs},
+                             {"elements", f.elements}, {"min_elements", f.min_elements}};
+    if (!f.first_shard.empty()) x["first_shard"] = f.first_shard;
+    if (!f.case_from.empty()) x["case_from"] = f.case_from;
+    fj.push_back(x);
+  }
+  j["findings"] = fj;
+  write_atomic(to / "report.json", j.dump(2) + "\n");
+
+  // junit.xml
+  const std::string cls = xml_escape("flce.campaign." + st.subject);
+  const int64_t unsupported = bucket(st, "unsupported");
+  std::string cases;
+  cases += fmt::format("    <testcase classname=\"{}\" name=\"pass\"><system-out>{} cases passed</system-out></testcase>\n",
+                       cls, bucket(st, "pass"));
+  if (unsupported)
+    cases += fmt::format("    <testcase classname=\"{}\" name=\"unsupported\"><skipped message=\"{} cases cannot run "
+                         "here\"/></testcase>\n", cls, unsupported);
+  for (auto& f : st.findings)
+    cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\"><failure type=\"finding\" message=\"{} hits, first "
+                         "{}\">{}\nrepro: {}</failure></testcase>\n",
+                         cls, xml_escape(f.signature), f.count, xml_escape(first_where(f)), xml_escape(f.detail),
+                         xml_escape(repro_command(dir, st, f)));
+  const size_t tests = st.findings.size() + 1 + (unsupported ? 1 : 0);
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += fmt::format("<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.1f}\">\n",
+                     cls, tests, st.findings.size(), unsupported ? 1 : 0, st.elapsed_s);
+  xml += cases + "  </testsuite>\n</testsuites>\n";
+  write_atomic(to / "junit.xml", xml);
+}
+
+std::string summary_text(const fs::path& dir, const CampaignState& st, const RunStats& rs) {
+  const std::string run = rs.shards.is_array() ? fmt::format("merged from {} shards", rs.shards.size())
+                                               : fmt::format("{} this run in {}", rs.cases_this_run, duration(rs.wall_s));
+  std::string s = fmt::format("campaign {}: {} cases ({}), {} distinct outcomes, {} findings{}\n", st.subject,
+                              st.cases_done, run, st.outcomes.size(), st.findings.size(),
+                              rs.interrupted ? " (interrupted)" : "");
+  s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
+  s += fmt::format("graph configurations: {} distinct{}{}\n", st.graphs.size(),
+                   rs.shards.is_array() ? "" : fmt::format(" ({:.2f}/min this run)", graphs_per_min(rs)),
+                   st.families_retired ? fmt::format("; {} families retired after repeated compile failures ({} cases not run)",
+                                                     st.families_retired, st.cases_retired) : "");
+  if (st.first_finding_s) {
+    const Finding* first = &st.findings.front();
+    for (auto& f : st.findings)
+      if (f.first_seen_s < first->first_seen_s) first = &f;
+    s += fmt::format("time to first finding: {:.1f} s ({}){}\n", *st.first_finding_s, first->signature,
+                     rs.first_ready_s >= 0 ? fmt::format("; first worker ready after {:.1f} s", rs.first_ready_s) : "");
+  } else {
+    s += "time to first finding: none\n";
+  }
+  for (auto& f : st.findings) s += fmt::format("  {:>5}x {}  -> {}\n", f.count, f.signature, repro_command(dir, st, f));
+  s += fmt::format("report: {}\n", (dir / "report.md").string());
+  return s;
+}
+
+}  // namespace flce

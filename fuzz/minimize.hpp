@@ -1,0 +1,41 @@
+// Shrinking a failing case while its outcome line stays exactly the same: greedy passes
+// over simplifications -- flags to defaults (all at once, then one by one), sizes BT, V,
+// H, batch (1, halving, then bisecting), simpler dtypes -- each kept only if a fresh run
+// shows the identical outcome, until a pass keeps nothing (fixed point) or the time
+// budget. A candidate that fails differently is rejected like one that passes.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "case/case.hpp"
+
+namespace flce {
+
+// Total input elements plus non-default fields: what "smaller" means.
+struct CaseSize {
+  int64_t elements = 0;  // all input tensors
+  int non_default = 0;   // fields that differ from the schema defaults (seed and device aside)
+};
+CaseSize case_size(const Case& c);
+
+struct MinimizeOptions {
+  double budget_s = 60;
+  // outcome of a case (one fresh, history-free run); the caller decides what runs it
+  std::function<std::string(const Case&)> outcome;
+  std::function<void(const std::string&)> log;    // one line per accepted step
+  std::function<void(const std::string&)> trace;  // one line per run (kept or not)
+};
+
+struct MinimizeResult {
+  Case original, minimized;
+  std::string outcome;  // of the original, kept by every accepted step
+  int runs = 0, accepted = 0;
+  double seconds = 0;
+  bool fixed_point = false;  // false: stopped by the budget
+};
+
+// Throws CaseError("minimize", ...) when the original passes or cannot run here.
+MinimizeResult minimize(const Case& c, const MinimizeOptions& opt);
+
+}  // namespace flce

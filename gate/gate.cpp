@@ -1,0 +1,555 @@
+// Library code for `flce gate`: specs, the case list, the two worker runs, the diff.
+#include "gate/gate.hpp"
+#include "report/xml_escape.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <future>
+#include <map>
+
+#include "case/sampler.hpp"
+#include "oracles/subject_worker.hpp"
+
+extern char** environ;
+
+namespace flce {
+
+namespace fs = std::filesystem;
+
+GateSpec parse_gate_spec(const std::string& text) {
+  GateSpec s;
+  s.text = text;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument(fmt::format("'{}': expected key=value (keys: subject, path, python, git)", item));
+    std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    if (v.empty()) throw std::invalid_argument(fmt::format("{}: empty value", k));
+    if (k == "subject") {
+      s.subject = v;
+    } else if (k == "path") {
+      s.path = v;
+    } else if (k == "python") {
+      s.python = v;
+    } else if (k == "git") {
+      size_t at = v.rfind('@');
+      if (at == std::string::npos || at == 0 || at + 1 == v.size())
+        throw std::invalid_argument(fmt::format("git: expected /path/to/checkout@REF, got '{}'", v));
+      s.git_repo = v.substr(0, at);
+      s.git_ref = v.substr(at + 1);
+    } else {
+      throw std::invalid_argument(fmt::format("{}: unknown key (keys: subject, path, python, git)", k));
+    }
+  }
+  if (s.subject.empty()) throw std::invalid_argument("subject: missing (e.g. subject=model)");
+  return s;
+}
+
+std::string_view name(GateVerdict v) {
+  switch (v) {
+    case GateVerdict::SAME_PASS: return "same-pass";
+    case GateVerdict::SAME_FAILURE: return "same-failure";
+    case GateVerdict::UNSUPPORTED: return "unsupported";
+    case GateVerdict::REGRESSED: return "regressed";
+    case GateVerdict::CHANGED: return "changed";
+    case GateVerdict::STILL_FAILING: return "still-failing";
+    case GateVerdict::LOST: return "lost";
+    case GateVerdict::NEW_FAILURE: return "new-failure";
+    case GateVerdict::FIXED: return "fixed";
+    case GateVerdict::NEW_PASS: return "new-pass";
+    case GateVerdict::SKIPPED: return "skipped";
+  }
+  return "?";
+}
+
+GateVerdict gate_verdict(const std::string& b, const std::string& c, bool strict_changes) {
+  const bool b_ok = b == "pass", c_ok = c == "pass";
+  const bool b_un = b == "unsupported", c_un = c == "unsupported";
+  if (b == c) return b_ok ? GateVerdict::SAME_PASS : b_un ? GateVerdict::UNSUPPORTED : GateVerdict::SAME_FAILURE;
+  if (c_un) return GateVerdict::LOST;
+  if (b_un) return c_ok ? GateVerdict::NEW_PASS : GateVerdict::NEW_FAILURE;
+  if (b_ok) return GateVerdict::REGRESSED;
+  if (c_ok) return GateVerdict::FIXED;
+  // Failing to compile either way is not worse for the user; the new signature is listed.
+  if (!strict_changes && is_compile_failure(b) && is_compile_failure(c)) return GateVerdict::STILL_FAILING;
+  return GateVerdict::CHANGED;
+}
+
+bool is_regression(GateVerdict v) {
+  return v == GateVerdict::REGRESSED || v == GateVerdict::CHANGED || v == GateVerdict::LOST ||
+         v == GateVerdict::NEW_FAILURE;
+}
+
+std::string dtype_label(const Case& c) {
+  std::string s(dtype_name(c.input_dtype));
+  if (c.weight_dtype != c.input_dtype) s += fmt::format(" x {}w", dtype_name(c.weight_dtype));
+  if (c.autocast != Autocast::NONE) s += fmt::format(" (autocast {})", name(c.autocast));
+  return s;
+}
+
+namespace {
+
+// "tier2-lowering@compiled:inductor" -> oracle "compiled"; "judge:loss:nonfinite@eager" -> "eager".
+std::string oracle_of(const std::string& outcome) {
+  size_t at = outcome.rfind('@');
+  if (at == std::string::npos) return "";
+  return outcome.substr(at + 1, outcome.find(':', at) == std::string::npos ? std::string::npos
+                                                                          : outcome.find(':', at) - at - 1);
+}
+
+std::string join(const std::set<std::string>& s, const char* sep) {
+  std::string out;
+  for (auto& x : s) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+std::string accum_label(const Case& c) { return c.accum_dtype ? std::string(dtype_name(*c.accum_dtype)) : "none"; }
+
+}  // namespace
+
+std::string GateGroup::title() const {
+  std::string what = base_outcome == "pass" ? "new " + candidate_outcome
+                                            : fmt::format("{} (base: {})", candidate_outcome, base_outcome);
+  std::string where = oracle.empty() ? "" : oracle;
+  if (oracle == "compiled") where += "[" + join(backends, "/") + "]";
+  return fmt::format("accum_dtype {}, {}{}: {}", accum, join(dtypes, "/"), where.empty() ? "" : ", " + where, what);
+}
+
+std::vector<GateGroup> group_regressions(const std::vector<GateRow>& rows) {
+  std::vector<GateGroup> groups;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const GateRow& r = rows[i];
+    if (!is_regression(r.verdict) || !r.base || !r.candidate) continue;
+    const std::string accum = accum_label(r.gc.c), bo = r.base->outcome, co = r.candidate->outcome;
+    std::string oracle = oracle_of(co).empty() ? oracle_of(bo) : oracle_of(co);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const GateGroup& g) {
+      return g.accum == accum && g.oracle == oracle && g.candidate_outcome == co && g.base_outcome == bo;
+    });
+    if (it == groups.end()) {
+      groups.push_back({accum, oracle, co, bo, {}, {}, {}});
+      it = groups.end() - 1;
+    }
+    it->dtypes.insert(dtype_label(r.gc.c));
+    it->backends.insert(std::string(name(r.gc.c.compile.backend)));
+    it->rows.push_back(i);
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](auto& a, auto& b) { return a.rows.size() > b.rows.size(); });
+  return groups;
+}
+
+int GateReport::count(GateVerdict v) const {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](auto& r) { return r.verdict == v; }));
+}
+int GateReport::regressions() const {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](auto& r) { return is_regression(r.verdict); }));
+}
+int GateReport::judged() const {
+  return static_cast<int>(rows.size()) - count(GateVerdict::SKIPPED) - count(GateVerdict::UNSUPPORTED);
+}
+
+namespace {
+
+int run_command(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, 2, 1);  // git's chatter goes to stderr
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A detached worktree of REF, removed again when the gate ends.
+struct Worktree {
+  std::string repo, dir;
+  Worktree(const std::string& r, const std::string& ref) : repo(r) {
+    char tmpl[] = "/tmp/flce-gate-tree-XXXXXX";
+    if (!mkdtemp(tmpl)) throw GateSetupError("cannot create a temporary directory for git worktree");
+    dir = tmpl;
+    fs::remove(dir);  // git worktree add wants to create it
+    if (run_command({"git", "-C", repo, "worktree", "add", "--detach", "--quiet", dir, ref}) != 0) {
+      dir.clear();
+      throw GateSetupError(fmt::format("git={}@{}: git worktree add failed", repo, ref));
+    }
+  }
+  ~Worktree() {
+    if (!dir.empty()) run_command({"git", "-C", repo, "worktree", "remove", "--force", dir});
+  }
+};
+
+struct Side {
+  std::string label;
+  GateSpec spec;
+  std::string path;  // resolved subject path
+  std::unique_ptr<Worktree> tree;
+  std::unique_ptr<SubjectWorker> worker;
+  SubjectInfo info;
+};
+
+void prepare(Side& s, double timeout_s) {
+  if (!s.spec.git_repo.empty()) {
+    s.tree = std::make_unique<Worktree>(s.spec.git_repo, s.spec.git_ref);
+    // path= is relative to the worktree; by default a src/ layout (Liger) or the root.
+    if (!s.spec.path.empty())
+      s.path = s.tree->dir + "/" + s.spec.path;
+    else
+      s.path = fs::is_directory(s.tree->dir + "/src") ? s.tree->dir + "/src" : s.tree->dir;
+  } else if (!s.spec.path.empty()) {
+    if (!fs::is_directory(s.spec.path)) throw GateSetupError(fmt::format("{}: path={}: no such directory", s.label, s.spec.path));
+    s.path = fs::absolute(s.spec.path).string();
+  }
+  WorkerOptions wo;
+  wo.python = s.spec.python;
+  wo.timeout_s = timeout_s;
+  wo.label = s.label;
+  try {
+    s.worker = std::make_unique<SubjectWorker>(wo);
+  } catch (const std::exception& e) {
+    throw GateSetupError(fmt::format("{} ({}): {}", s.label, s.spec.text, e.what()));
+  }
+  s.info = s.worker->describe(s.spec.subject, s.path);
+  if (!s.info.error.empty())
+    throw GateSetupError(fmt::format("{}: subject '{}' cannot be loaded: {}", s.label, s.spec.subject, s.info.error));
+}
+
+std::string fits(const Case& c, const Side& s, bool has_gpu) {
+  if (c.is_op() && !s.info.op) return fmt::format("kind {}: {} has no op()", name(c.kind), s.spec.subject);
+  if (!c.is_op() && !s.info.flce) return fmt::format("kind flce: {} has no flce()", s.spec.subject);
+  if (c.device == Device::CUDA && !has_gpu) return "needs CUDA";
+  return "";
+}
+
+std::vector<GateCase> corpus_cases(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw GateSetupError("cannot read " + file);
+  nlohmann::json j = nlohmann::json::parse(in);
+  const std::string dir = fs::path(file).parent_path().string();
+  std::vector<GateCase> out;
+  for (auto& e : j) {
+    std::string rel = e.at("case").get<std::string>();
+    out.push_back({rel, "corpus", from_json_file(dir + "/" + rel)});
+  }
+  return out;
+}
+
+std::vector<Drift> drift_of(const RunReport& b, const RunReport& c) {
+  std::vector<Drift> d;
+  for (auto& bo : b.oracles) {
+    if (!bo.verdict) continue;
+    for (auto& co : c.oracles) {
+      if (co.oracle != bo.oracle || !co.verdict) continue;
+      for (auto& bv : bo.verdict->outputs)
+        for (auto& cv : co.verdict->outputs)
+          if (bv.output == cv.output) d.push_back({bo.oracle, bv.output, bv.worst_ratio, cv.worst_ratio});
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+GateReport run_gate(const GateOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  GateReport rep;
+  rep.opt = opt;
+  Side base{"base", opt.base, "", nullptr, nullptr, {}}, cand{"candidate", opt.candidate, "", nullptr, nullptr, {}};
+  // Two interpreters start (torch import, seconds each) at the same time.
+  auto fb = std::async(std::launch::async, [&] { prepare(base, opt.timeout_s); });
+  std::exception_ptr cand_err;
+  try {
+    prepare(cand, opt.timeout_s);
+  } catch (...) {
+    cand_err = std::current_exception();
+  }
+  fb.get();
+  if (cand_err) std::rethrow_exception(cand_err);
+  rep.base_env = base.worker->environment();
+  rep.candidate_env = cand.worker->environment();
+  rep.base_version = base.info.version;
+  rep.candidate_version = cand.info.version;
+  const bool has_gpu = !rep.base_env.gpu.empty() && !rep.candidate_env.gpu.empty();
+
+  auto run_one = [&](const GateCase& gc) {
+    GateRow row;
+    row.gc = gc;
+    auto r0 = std::chrono::steady_clock::now();
+    std::string why = fits(gc.c, base, has_gpu);
+    if (why.empty()) why = fits(gc.c, cand, has_gpu);
+    if (!why.empty()) {
+      row.skip_reason = why;
+    } else {
+      auto side = [&](Side& s) {
+        // Hermetic: no compiled function or automatic-dynamic state carried over from
+        // earlier cases, so a verdict does not depend on the order cases ran in.
+        s.worker->reset();
+        RunOptions ro;
+        ro.subject = s.spec.subject;
+        ro.subject_path = s.path;
+        ro.runner = s.worker.get();
+        return run_case(gc.c, ro);
+      };
+      auto fbase = std::async(std::launch::async, [&] { return side(base); });
+      row.candidate = side(cand);
+      row.base = fbase.get();
+      row.verdict = gate_verdict(row.base->outcome, row.candidate->outcome, opt.strict_changes);
+      if (row.verdict == GateVerdict::SAME_PASS) row.drift = drift_of(*row.base, *row.candidate);
+    }
+    row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+    if (opt.progress)
+      opt.progress(row.verdict == GateVerdict::SKIPPED
+                       ? fmt::format("{}: skipped ({})", gc.id, row.skip_reason)
+                       : fmt::format("{}: base {} | candidate {} -> {} ({:.1f} s)", gc.id, row.base->outcome,
+                                     row.candidate->outcome, name(row.verdict), row.wall_s));
+    rep.rows.push_back(std::move(row));
+  };
+
+  for (auto& file : opt.corpora)
+    for (auto& gc : corpus_cases(file)) run_one(gc);
+
+  // Sampled cases: the kinds both subjects take (op kinds only for op-only subjects).
+  SampleSpace sp;
+  sp.compile_options = opt.vary_compile;
+  sp.op_kinds = base.info.op && cand.info.op;
+  sp.device = opt.cuda ? Device::CUDA : Device::CPU;
+  const bool flce_ok = base.info.flce && cand.info.flce;
+  auto fitting = [&](const Case& c) { return c.is_op() ? sp.op_kinds : flce_ok; };
+  uint64_t k = 0;
+  const uint64_t max_draws = 50ull * static_cast<uint64_t>(std::max(opt.sample, 1)) + 1000;
+  for (int taken = 0; taken < opt.sample && k < max_draws; ++k) {
+    Case c = sample_case(opt.seed, k, sp);
+    if (!fitting(c)) continue;
+    run_one({fmt::format("sample-{}-{}", opt.seed, k), "sample", c});
+    ++taken;
+  }
+  if (opt.fuzz_minutes > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opt.fuzz_minutes * 60);
+    for (; std::chrono::steady_clock::now() < deadline; ++k) {
+      Case c = sample_case(opt.seed, k, sp);
+      if (fitting(c)) run_one({fmt::format("sample-{}-{}", opt.seed, k), "fuzz", c});
+    }
+  }
+  rep.groups = group_regressions(rep.rows);
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+// ---------------------------------------------------------------- reports
+
+namespace {
+
+std::string config_of(const Case& c) {
+  std::string s = fmt::format("{} {}, accum {}", name(c.kind), dtype_label(c), accum_label(c));
+  if (!c.is_op()) s += fmt::format(", {}", name(c.reduction));
+  s += fmt::format(", {}", name(c.compile.backend));
+  if (c.compile.fullgraph) s += " fullgraph";
+  if (c.compile.dynamic) s += *c.compile.dynamic ? " dynamic" : " static";
+  return s;
+}
+
+std::string code(const std::string& s) { return "`" + s + "`"; }
+
+// A Markdown table cell: one line, no pipes, bounded.
+std::string md_cell(std::string s) {
+  for (char& ch : s)
+    if (ch == '\n' || ch == '|') ch = ' ';
+  return s.size() > 160 ? s.substr(0, 160) + "…" : s;
+}
+
+// What the first failing oracle said: the error it matched, or the judge finding.
+std::string why_of(const RunReport& r) {
+  for (auto& o : r.oracles) {
+    if (o.pass() || o.status == SubjectStatus::UNSUPPORTED) continue;
+    if (o.signature) return o.signature->matched.empty() ? o.signature->title : o.signature->matched;
+    if (o.verdict && o.verdict->first_failure())
+      return fmt::format("{} {}: {}", o.verdict->first_failure()->output, name(o.verdict->first_failure()->finding),
+                         o.verdict->first_failure()->detail);
+  }
+  for (auto& o : r.oracles)
+    if (o.status == SubjectStatus::UNSUPPORTED) return "unsupported: " + o.reason;
+  return "";
+}
+
+std::vector<std::pair<const GateRow*, Drift>> notable_drift(const GateReport& r) {
+  std::vector<std::pair<const GateRow*, Drift>> v;
+  for (auto& row : r.rows)
+    for (auto& d : row.drift)
+      if (std::fabs(d.candidate - d.base) >= r.opt.drift_report) v.push_back({&row, d});
+  std::sort(v.begin(), v.end(), [](auto& a, auto& b) {
+    return std::fabs(a.second.candidate - a.second.base) > std::fabs(b.second.candidate - b.second.base);
+  });
+  return v;
+}
+
+nlohmann::ordered_json side_json(const RunReport& r) {
+  nlohmann::ordered_json j{{"outcome", r.outcome}, {"first_failing_stage", r.first_failing_stage}};
+  auto lad = nlohmann::ordered_json::array();
+  for (auto& st : r.ladder) lad.push_back({{"backend", st.backend}, {"pass", st.pass}, {"what", st.what}});
+  j["ladder"] = lad;
+  for (auto& o : r.oracles)
+    if (o.signature) {
+      j["signature"] = {{"id", o.signature->id}, {"known", o.signature->known}, {"matched", o.signature->matched},
+                        {"innermost_torch_frame", o.signature->innermost_torch_frame}, {"phase", o.phase}};
+      break;
+    }
+  return j;
+}
+
+}  // namespace
+
+std::string gate_markdown(const GateReport& r) {
+  const int reg = r.regressions(), fixed = r.count(GateVerdict::FIXED) + r.count(GateVerdict::NEW_PASS);
+  std::string s = fmt::format("## flce gate: {} — base {} → candidate {}\n\n",
+                              reg ? fmt::format("❌ {} regression{}", reg, reg == 1 ? "" : "s") : "✅ no regressions",
+                              code(r.opt.base.text), code(r.opt.candidate.text));
+  int n_corpus = 0, n_sample = 0, n_fuzz = 0;
+  for (auto& row : r.rows) (row.gc.source == "corpus" ? n_corpus : row.gc.source == "sample" ? n_sample : n_fuzz)++;
+  s += fmt::format("{} cases ({} pinned, {} sampled with seed {}{}) · {} judged · {} skipped · {} fixed · {:.0f} s\n\n",
+                   r.rows.size(), n_corpus, n_sample, r.opt.seed, n_fuzz ? fmt::format(", {} fuzzed", n_fuzz) : "",
+                   r.judged(), r.count(GateVerdict::SKIPPED), fixed, r.wall_s);
+  s += fmt::format("| | subject | version | torch | python |\n|---|---|---|---|---|\n");
+  s += fmt::format("| base | {} | {} | {} | {} |\n", code(r.opt.base.subject), r.base_version, r.base_env.torch, r.base_env.python);
+  s += fmt::format("| candidate | {} | {} | {} | {} |\n\n", code(r.opt.candidate.subject), r.candidate_version,
+                   r.candidate_env.torch, r.candidate_env.python);
+  if (!r.groups.empty()) {
+    s += "### Regressions by configuration\n\n| configuration | cases | candidate error | ids |\n|---|---|---|---|\n";
+    for (auto& g : r.groups) {
+      std::string ids;
+      for (size_t i : g.rows) ids += (ids.empty() ? "" : ", ") + code(r.rows[i].gc.id);
+      s += fmt::format("| {} | {} | {} | {} |\n", g.title(), g.rows.size(), md_cell(why_of(*r.rows[g.rows[0]].candidate)),
+                       ids);
+    }
+    s += "\n### Regressed cases\n\n| case | configuration | base | candidate | verdict |\n|---|---|---|---|---|\n";
+    for (auto& row : r.rows)
+      if (is_regression(row.verdict))
+        s += fmt::format("| {} | {} | {} | {} | {} |\n", code(row.gc.id), config_of(row.gc.c), code(row.base->outcome),
+                         code(row.candidate->outcome), name(row.verdict));
+    s += "\n";
+  }
+  if (r.count(GateVerdict::STILL_FAILING)) {
+    s += "### Still failing to compile, with another signature (not failing the gate; `--strict-changes` fails it)\n\n"
+         "| case | configuration | base | candidate | candidate error |\n|---|---|---|---|---|\n";
+    for (auto& row : r.rows)
+      if (row.verdict == GateVerdict::STILL_FAILING)
+        s += fmt::format("| {} | {} | {} | {} | {} |\n", code(row.gc.id), config_of(row.gc.c), code(row.base->outcome),
+                         code(row.candidate->outcome), md_cell(why_of(*row.candidate)));
+    s += "\n";
+  }
+  if (fixed) {
+    s += "### Fixed (failed on base, pass on candidate)\n\n| case | configuration | base |\n|---|---|---|\n";
+    for (auto& row : r.rows)
+      if (row.verdict == GateVerdict::FIXED || row.verdict == GateVerdict::NEW_PASS)
+        s += fmt::format("| {} | {} | {} |\n", code(row.gc.id), config_of(row.gc.c), code(row.base->outcome));
+    s += "\n";
+  }
+  auto drift = notable_drift(r);
+  double max_drift = 0;
+  for (auto& row : r.rows)
+    for (auto& d : row.drift) max_drift = std::max(max_drift, std::fabs(d.candidate - d.base));
+  s += fmt::format("### Numeric drift inside bounds (not failing)\n\nlargest |Δ err/bound| over {} passing cases: {:.3g}\n\n",
+                   r.count(GateVerdict::SAME_PASS), max_drift);
+  if (!drift.empty()) {
+    s += "| case | oracle | output | base err/bound | candidate err/bound |\n|---|---|---|---|---|\n";
+    for (size_t i = 0; i < drift.size() && i < 10; ++i)
+      s += fmt::format("| {} | {} | {} | {:.3g} | {:.3g} |\n", code(drift[i].first->gc.id), drift[i].second.oracle,
+                       drift[i].second.output, drift[i].second.base, drift[i].second.candidate);
+    s += "\n";
+  }
+  std::string rest;
+  for (auto& row : r.rows)
+    if (!is_regression(row.verdict) && row.verdict != GateVerdict::FIXED && row.verdict != GateVerdict::NEW_PASS &&
+        row.verdict != GateVerdict::STILL_FAILING)
+      rest += fmt::format("| {} | {} | {} |\n", code(row.gc.id), name(row.verdict),
+                          row.verdict == GateVerdict::SKIPPED ? row.skip_reason : code(row.base->outcome));
+  if (!rest.empty())
+    s += "<details><summary>Unchanged and skipped cases</summary>\n\n| case | verdict | outcome |\n|---|---|---|\n" + rest +
+         "\n</details>\n";
+  return s;
+}
+
+nlohmann::ordered_json gate_json(const GateReport& r) {
+  nlohmann::ordered_json j;
+  auto spec = [](const GateSpec& s, const Environment& e, const std::string& v) {
+    return nlohmann::ordered_json{{"spec", s.text}, {"subject", s.subject}, {"path", s.path}, {"python", s.python},
+                                  {"git", s.git_repo.empty() ? "" : s.git_repo + "@" + s.git_ref},
+                                  {"subject_version", v}, {"environment", nlohmann::ordered_json::parse(e.to_json())}};
+  };
+  j["base"] = spec(r.opt.base, r.base_env, r.base_version);
+  j["candidate"] = spec(r.opt.candidate, r.candidate_env, r.candidate_version);
+  j["summary"] = {{"cases", r.rows.size()}, {"judged", r.judged()}, {"regressions", r.regressions()},
+                  {"fixed", r.count(GateVerdict::FIXED) + r.count(GateVerdict::NEW_PASS)},
+                  {"still_failing", r.count(GateVerdict::STILL_FAILING)}, {"strict_changes", r.opt.strict_changes},
+                  {"skipped", r.count(GateVerdict::SKIPPED)}, {"seed", r.opt.seed}, {"wall_s", r.wall_s}};
+  auto groups = nlohmann::ordered_json::array();
+  for (auto& g : r.groups) {
+    auto ids = nlohmann::ordered_json::array();
+    for (size_t i : g.rows) ids.push_back(r.rows[i].gc.id);
+    groups.push_back({{"title", g.title()}, {"accum_dtype", g.accum}, {"oracle", g.oracle},
+                      {"dtypes", g.dtypes}, {"backends", g.backends}, {"base_outcome", g.base_outcome},
+                      {"candidate_outcome", g.candidate_outcome}, {"cases", ids}});
+  }
+  j["regression_groups"] = groups;
+  auto cases = nlohmann::ordered_json::array();
+  for (auto& row : r.rows) {
+    nlohmann::ordered_json c{{"id", row.gc.id}, {"source", row.gc.source}, {"verdict", name(row.verdict)},
+                             {"case", nlohmann::ordered_json::parse(to_json(row.gc.c, -1))}, {"wall_s", row.wall_s}};
+    if (row.verdict == GateVerdict::SKIPPED) c["skip_reason"] = row.skip_reason;
+    if (row.base) c["base"] = side_json(*row.base);
+    if (row.candidate) c["candidate"] = side_json(*row.candidate);
+    auto d = nlohmann::ordered_json::array();
+    for (auto& x : row.drift)
+      d.push_back({{"oracle", x.oracle}, {"output", x.output}, {"base", x.base}, {"candidate", x.candidate}});
+    if (!d.empty()) c["err_over_bound"] = d;
+    cases.push_back(c);
+  }
+  j["cases"] = cases;
+  return j;
+}
+
+std::string gate_junit(const GateReport& r) {
+  std::string body;
+  for (auto& row : r.rows) {
+    body += fmt::format("    <testcase classname=\"flce.gate.{}\" name=\"{}\" time=\"{:.3f}\">\n", row.gc.source,
+                        xml_escape(row.gc.id), row.wall_s);
+    if (row.verdict == GateVerdict::SKIPPED) {
+      body += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(row.skip_reason));
+    } else if (is_regression(row.verdict)) {
+      std::string detail = config_of(row.gc.c);
+      for (auto& o : row.candidate->oracles)
+        if (o.signature) detail += "\n" + o.signature->id + ": " + o.signature->matched;
+      body += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", name(row.verdict),
+                          xml_escape(fmt::format("{}: base {} -> candidate {}", name(row.verdict), row.base->outcome,
+                                                 row.candidate->outcome)),
+                          xml_escape(detail));
+    } else {
+      body += fmt::format("      <system-out>{}: base {} | candidate {}</system-out>\n", name(row.verdict),
+                          xml_escape(row.base->outcome), xml_escape(row.candidate->outcome));
+    }
+    body += "    </testcase>\n";
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
+      "skipped=\"{}\" time=\"{:.3f}\">\n{}  </testsuite>\n</testsuites>\n",
+      xml_escape("flce gate " + r.opt.base.text + " -> " + r.opt.candidate.text), r.rows.size(), r.regressions(),
+      r.count(GateVerdict::SKIPPED), r.wall_s, body);
+}
+
+}  // namespace flce

@@ -1,0 +1,277 @@
+#include "judge/differential.hpp"
+
+#include <cstdlib>
+#include <memory>
+
+#include "oracles/subject_worker.hpp"
+
+#include <fmt/format.h>
+
+#include "oracles/golden.hpp"
+#include "case/sampler.hpp"
+#include "judge/summary.hpp"
+
+namespace flce {
+
+namespace {
+
+constexpr Backend kLadder[] = {Backend::EAGER, Backend::AOT_EAGER, Backend::AOT_EAGER_DECOMP_PARTITION, Backend::INDUCTOR};
+
+OracleOutcome outcome_of(const std::string& oracle, const std::string& backend, const SubjectResult& r, const Case& c,
+                         const Outputs& gold, const Bounds& bounds, const Outputs* eager, const SignatureTable& sigs,
+                         const std::string& torch_version) {
+  OracleOutcome o;
+  o.oracle = oracle;
+  o.backend = backend;
+  o.status = r.status;
+  o.reason = r.reason;
+  o.phase = r.phase;
+  o.paths = r.paths;
+  o.wall_ms = r.wall_ms;
+  if (r.status == SubjectStatus::OK) {
+    JudgeOptions jo;
+    jo.dtype_reference = eager;
+    o.verdict = judge(oracle, c, gold, bounds, r.outputs, jo);
+    if (eager) o.vs_eager = relative_disagreement(r.outputs, *eager, bounds, nullptr);
+  } else if (r.status == SubjectStatus::ERROR) {
+    o.signature = sigs.classify(r.chain, torch_version);
+    // Eager on a device with no kernel for the op cannot show anything about the
+    // subject: typed "unsupported here", with the reason, never a finding or a pass.
+    if (o.signature->id == "op-not-implemented-on-device" && backend.empty()) {
+      o.status = SubjectStatus::UNSUPPORTED;
+      o.reason = "no kernel here: " + o.signature->matched;
+    }
+  }
+  return o;
+}
+
+std::string failure_word(const OracleOutcome& o) {
+  if (o.status == SubjectStatus::ERROR) return o.signature ? o.signature->id : "error";
+  if (o.status == SubjectStatus::UNSUPPORTED) return "unsupported";
+  if (o.verdict && !o.verdict->pass()) {
+    auto* f = o.verdict->first_failure();
+    return fmt::format("judge:{}:{}", f->output, name(f->finding));
+  }
+  return "ok";
+}
+
+}  // namespace
+
+bool RunReport::all_pass() const {
+  for (auto& o : oracles)
+    if (!o.pass()) return false;
+  return !oracles.empty();
+}
+bool RunReport::unsupported() const {
+  for (auto& o : oracles)
+    if (o.status != SubjectStatus::UNSUPPORTED) return false;
+  return !oracles.empty();
+}
+
+RunReport run_case(const Case& c, const RunOptions& opt_in) {
+  RunOptions opt = opt_in;
+  if (!opt.runner) opt.runner = &default_subject_worker();
+  validate(c);
+  RunReport rep;
+  rep.c = c;
+  rep.subject = opt.subject;
+  auto stage = [&](const std::string& s) {
+    if (opt.on_stage) opt.on_stage(s);
+  };
+  stage("golden");
+  Inputs in = make_inputs(c);
+  rep.golden = golden(c, in);
+  Bounds bounds = compute_bounds(c, in);
+  auto run_subject = [&](const std::string& mode, const std::optional<Backend>& b) {
+    return opt.runner->run(c, in, opt.subject, mode, b, opt.subject_path);
+  };
+  static const SignatureTable sigs = SignatureTable::load_default();
+  const std::string tv = opt.runner->torch_version();
+  rep.env = opt.runner->environment();
+
+  std::optional<SubjectResult> eager;
+  if (opt.eager) {
+    stage("eager");
+    eager = run_subject("eager", std::nullopt);
+    rep.subject_version = eager->subject_version;
+    rep.oracles.push_back(outcome_of("eager", "", *eager, c, rep.golden, bounds, nullptr, sigs, tv));
+    if (!eager->died.empty()) rep.subject_died = eager->died + "@eager";
+  }
+  auto stopped = [&] { return opt.stop_when_subject_dies && !rep.subject_died.empty(); };
+  const Outputs* eager_out = eager && eager->status == SubjectStatus::OK ? &eager->outputs : nullptr;
+  if (opt.compiled && !stopped()) {
+    stage(fmt::format("compiled:{}", name(c.compile.backend)));
+    SubjectResult comp = run_subject("compiled", c.compile.backend);
+    if (!comp.died.empty() && rep.subject_died.empty())
+      rep.subject_died = fmt::format("{}@compiled:{}", comp.died, name(c.compile.backend));
+    if (rep.subject_version.empty()) rep.subject_version = comp.subject_version;
+    OracleOutcome co = outcome_of("compiled", std::string(name(c.compile.backend)), comp, c, rep.golden, bounds,
+                                  eager_out, sigs, tv);
+    rep.oracles.push_back(co);
+    // Walk the ladder: the first backend that breaks separates Dynamo, AOTAutograd,
+    // decompositions and Inductor lowering.
+    std::string memo_key;
+    if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
+      memo_key = fmt::format("{}|{}x{}x{}|{}", graph_key(c), c.BT, c.H, c.V, failure_word(co));
+    auto memo = memo_key.empty() ? opt.ladder_memo->entries.end() : opt.ladder_memo->entries.find(memo_key);
+    if (!memo_key.empty() && memo != opt.ladder_memo->entries.end()) {
+      rep.ladder = memo->second.ladder;
+      rep.first_failing_stage = memo->second.first_failing_stage;
+      rep.ladder_memoized = true;
+      ++opt.ladder_memo->hits;
+    } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED && !stopped()) {
+      // The stage reported is the first backend that shows the *same* failure as the
+      // compiled run; a backend failing differently (e.g. an op with no CPU kernel under
+      // the eager backends) is listed but does not claim the stage. The walk stops there:
+      // the rungs above it are not needed for the stage, and each costs a whole trace
+      // (time to first finding). The compiled run's own rung is always listed.
+      const std::string want = failure_word(co);
+      std::string first_any;
+      for (Backend b : kLadder) {
+        OracleOutcome step;
+        if (b == c.compile.backend) {
+          step = co;
+        } else {
+          stage(fmt::format("ladder:{}", name(b)));
+          SubjectResult r = run_subject("compiled", b);
+          step = outcome_of(fmt::format("compiled[{}]", name(b)), std::string(name(b)), r, c, rep.golden, bounds,
+                            eager_out, sigs, tv);
+        }
+        rep.ladder.push_back({std::string(name(b)), step.pass(), failure_word(step)});
+        if (!step.pass() && first_any.empty()) first_any = std::string(name(b));
+        if (!step.pass() && failure_word(step) == want) {
+          rep.first_failing_stage = std::string(name(b));
+          break;
+        }
+      }
+      if (rep.ladder.back().backend != name(c.compile.backend))
+        rep.ladder.push_back({std::string(name(c.compile.backend)), co.pass(), failure_word(co)});
+      if (rep.first_failing_stage.empty()) rep.first_failing_stage = first_any;
+      if (!memo_key.empty()) opt.ladder_memo->entries[memo_key] = {rep.ladder, rep.first_failing_stage};
+    }
+  }
+  for (auto& [oname, fn] : opt.extra_oracles) {
+    OracleOutcome o;
+    o.oracle = oname;
+    std::optional<Outputs> out;
+    try {
+      out = fn(c);
+    } catch (const std::exception& e) {
+      o.status = SubjectStatus::ERROR;
+      o.signature = sigs.classify({ErrorLink{"flce.OracleError", e.what(), {}}}, tv);
+      rep.oracles.push_back(o);
+      continue;
+    }
+    if (!out) {
+      o.status = SubjectStatus::UNSUPPORTED;
+      o.reason = oname + " cannot run here";
+    } else {
+      o.status = SubjectStatus::OK;
+      o.verdict = judge(oname, c, rep.golden, bounds, *out);
+      if (eager_out) o.vs_eager = relative_disagreement(*out, *eager_out, bounds, nullptr);
+    }
+    rep.oracles.push_back(o);
+  }
+  // Outcome line: a dead subject process, else the first failing oracle (eager first).
+  rep.outcome = "pass";
+  if (!rep.subject_died.empty()) {
+    rep.outcome = "crash:" + rep.subject_died;
+  } else if (rep.unsupported()) {
+    rep.outcome = "unsupported";
+  } else {
+    for (auto& o : rep.oracles) {
+      if (o.pass() || o.status == SubjectStatus::UNSUPPORTED) continue;
+      std::string stage = o.oracle == "compiled" && !rep.first_failing_stage.empty() ? rep.first_failing_stage : o.backend;
+      if (o.status == SubjectStatus::ERROR)
+        rep.outcome = fmt::format("{}@{}:{}", o.signature ? o.signature->id : "error", o.oracle, stage.empty() ? "-" : stage);
+      else
+        rep.outcome = fmt::format("{}@{}", failure_word(o), o.oracle);
+      break;
+    }
+  }
+  return rep;
+}
+
+std::string report_table(const RunReport& r) {
+  std::string s = fmt::format("case {} | subject {} {} | torch {} | {}\n", name(r.c.kind), r.subject, r.subject_version,
+                              r.env.torch, r.env.gpu.empty() ? "cpu" : r.env.gpu);
+  s += fmt::format("{:<26} {:<12} {:<16} {:>10} {:>10} {:>9} {:>11} {:>9}  {}\n", "oracle", "status", "output", "max_abs",
+                   "max_ulp", "rel_fro", "err/bound", "vs_eager", "detail");
+  for (auto& o : r.oracles) {
+    std::string oracle = o.oracle + (o.backend.empty() ? "" : "(" + o.backend + ")");
+    if (o.status == SubjectStatus::UNSUPPORTED) {
+      s += fmt::format("{:<26} {:<12} {}\n", oracle, "unsupported", o.reason);
+      continue;
+    }
+    if (o.status == SubjectStatus::ERROR) {
+      const Signature& sg = *o.signature;
+      s += fmt::format("{:<26} {:<12} {} [{}{}] {}\n", oracle, "error", sg.id, sg.known ? "known" : "new bucket",
+                       sg.expected_here ? (*sg.expected_here ? ", expected on this torch" : ", NOT expected on this torch") : "",
+                       sg.matched.substr(0, 160));
+      if (!sg.innermost_torch_frame.empty()) s += fmt::format("{:<26} {:<12} innermost torch frame: {}\n", "", "", sg.innermost_torch_frame);
+      continue;
+    }
+    for (auto& v : o.verdict->outputs) {
+      s += fmt::format("{:<26} {:<12} {:<16} {:>10.3g} {:>10.3g} {:>9.2e} {:>11.3g} {:>9}  {}\n", oracle,
+                       v.finding == Finding::OK ? "ok" : "FAIL:" + std::string(name(v.finding)), v.output, v.max_abs_err,
+                       v.max_ulp, v.rel_fro, v.worst_ratio, o.vs_eager >= 0 ? fmt::format("{:.3g}", o.vs_eager) : "-",
+                       v.detail);
+      oracle = "";
+    }
+  }
+  if (!r.ladder.empty()) {
+    s += "backend ladder:";
+    for (auto& st : r.ladder) s += fmt::format(" {}={}", st.backend, st.pass ? "ok" : st.what);
+    s += fmt::format("\nfirst failing stage: {}{}\n", r.first_failing_stage.empty() ? "none" : r.first_failing_stage,
+                     r.ladder_memoized ? " (ladder of an earlier case with this graph, shape and error)" : "");
+  }
+  s += "outcome: " + r.outcome + "\n";
+  return s;
+}
+
+nlohmann::ordered_json report_json(const RunReport& r) {
+  nlohmann::ordered_json j;
+  j["case"] = nlohmann::ordered_json::parse(to_json(r.c, -1));
+  j["subject"] = r.subject;
+  j["subject_version"] = r.subject_version;
+  j["environment"] = nlohmann::ordered_json::parse(r.env.to_json());
+  j["outcome"] = r.outcome;
+  j["first_failing_stage"] = r.first_failing_stage;
+  if (r.ladder_memoized) j["ladder_memoized"] = true;
+  if (!r.subject_died.empty()) j["subject_died"] = r.subject_died;
+  auto oracles = nlohmann::ordered_json::array();
+  for (auto& o : r.oracles) {
+    nlohmann::ordered_json oj;
+    oj["oracle"] = o.oracle;
+    oj["backend"] = o.backend;
+    oj["status"] = name(o.status);
+    oj["wall_ms"] = o.wall_ms;
+    oj["paths"] = o.paths;
+    if (!o.reason.empty()) oj["reason"] = o.reason;
+    if (o.signature) {
+      oj["signature"] = {{"id", o.signature->id}, {"known", o.signature->known}, {"title", o.signature->title},
+                         {"matched", o.signature->matched}, {"innermost_torch_frame", o.signature->innermost_torch_frame},
+                         {"upstream", o.signature->upstream}, {"phase", o.phase}};
+      if (o.signature->expected_here) oj["signature"]["expected_here"] = *o.signature->expected_here;
+    }
+    if (o.verdict) {
+      oj["pass"] = o.verdict->pass();
+      oj["vs_eager"] = o.vs_eager;
+      auto outs = nlohmann::ordered_json::array();
+      for (auto& v : o.verdict->outputs)
+        outs.push_back({{"output", v.output}, {"finding", name(v.finding)}, {"dtype", dtype_name(v.dtype)},
+                        {"max_abs_err", v.max_abs_err}, {"max_ulp", v.max_ulp}, {"rel_fro", v.rel_fro},
+                        {"err_over_bound", v.worst_ratio}, {"bound_at_worst", v.bound_at_worst}, {"detail", v.detail}});
+      oj["outputs"] = outs;
+    }
+    oracles.push_back(oj);
+  }
+  j["oracles"] = oracles;
+  auto lad = nlohmann::ordered_json::array();
+  for (auto& st : r.ladder) lad.push_back({{"backend", st.backend}, {"pass", st.pass}, {"what", st.what}});
+  j["ladder"] = lad;
+  j["golden"] = summary_json(r.golden);
+  return j;
+}
+
+}  // namespace flce

@@ -1,0 +1,92 @@
+// The differential loop for one case: golden (fp64, the judge), then the subject
+// eager and compiled, each judged; a compiled failure is walked down the backend
+// ladder to the first stage that breaks; errors become typed signatures.
+#pragma once
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "judge/bounds.hpp"
+#include "judge/judge.hpp"
+#include "judge/signature.hpp"
+#include "oracles/subject.hpp"
+
+namespace flce {
+
+struct RunOptions {
+  std::string subject = "model";
+  std::string subject_path;
+  bool eager = true, compiled = true;
+  bool ladder = true;  // walk the backend ladder when compiled fails or diverges
+  SubjectRunner* runner = nullptr;  // null: default_subject_worker()
+  // Further oracles judged next to eager/compiled (e.g. "reference-cuda"): name -> outputs,
+  // or nullopt when it cannot run here.
+  std::vector<std::pair<std::string, std::function<std::optional<Outputs>(const Case&)>>> extra_oracles;
+  // Called as each step starts ("golden", "eager", "compiled:<backend>", "ladder:<backend>"), so a
+  // supervising process can name the step a worker died or hung in (flce campaign).
+  std::function<void(const std::string& stage)> on_stage;
+  // Campaign workers: a compiled run that raised the same signature for the same graph and
+  // shape as an earlier case in this process reuses that case's ladder instead of walking
+  // it again (trace-time errors do not depend on the values fed). Null: always walk it.
+  struct LadderMemo* ladder_memo = nullptr;
+  // A subject process that died ends the case there, instead of restarting the interpreter
+  // for the next oracle: the campaign wants one crash per case, fast.
+  bool stop_when_subject_dies = false;
+};
+
+// One oracle's outcome: ran and was judged, raised, or could not run here.
+struct OracleOutcome {
+  std::string oracle;       // eager | compiled | compiled[aot_eager] ...
+  std::string backend;      // for compiled
+  SubjectStatus status = SubjectStatus::ERROR;
+  std::optional<OracleVerdict> verdict;  // when status ok
+  std::optional<Signature> signature;    // when status error
+  std::string reason, phase;
+  std::vector<std::string> paths;
+  double wall_ms = 0;
+  double vs_eager = -1;  // compiled: max |compiled - eager| / bound (-1: not compared)
+  bool pass() const { return status == SubjectStatus::OK && verdict && verdict->pass(); }
+};
+
+struct LadderStep {
+  std::string backend;
+  bool pass = false;
+  std::string what;  // "ok", signature id, or the failing output
+};
+
+struct LadderMemo {
+  struct Entry {
+    std::vector<LadderStep> ladder;
+    std::string first_failing_stage;
+  };
+  std::map<std::string, Entry> entries;
+  int64_t hits = 0;
+};
+
+
+struct RunReport {
+  Case c;
+  std::string subject, subject_version;
+  Environment env;
+  Outputs golden;
+  std::vector<OracleOutcome> oracles;
+  std::vector<LadderStep> ladder;
+  std::string first_failing_stage;  // empty when nothing failed or the ladder did not run
+  bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
+  std::string subject_died;         // "<how>@<stage>" when the subject's process died
+  // The one line that identifies what this case shows (for dedup, gating, repro):
+  // "pass", "unsupported", "<signature id>@<stage>", "judge:<oracle>:<output>:<finding>",
+  // "crash:<how>@<stage>" (the subject's process died; as a campaign names a dead worker).
+  std::string outcome;
+  bool all_pass() const;
+  bool unsupported() const;
+};
+
+RunReport run_case(const Case& c, const RunOptions& opt);
+std::string report_table(const RunReport& r);
+nlohmann::ordered_json report_json(const RunReport& r);
+
+}  // namespace flce

@@ -1,0 +1,49 @@
+// Trace-time failure signatures: the known ones are data (judge/signatures.json);
+// anything else gets a stable bucket id from the root exception's type and normalized
+// message, so two runs of one bug share an id (the innermost torch frame is kept, not hashed).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oracles/subject.hpp"
+
+namespace flce {
+
+struct KnownSignature {
+  std::string id, title, stage_hint;
+  std::vector<std::string> patterns, frame_patterns, upstream;
+  std::string expected_torch;  // e.g. ">=2.8,<2.13"
+};
+
+struct Signature {
+  std::string id;         // known id or "bucket-<hash>"
+  bool known = false;
+  std::string title;      // known title or "Type: normalized message"
+  std::string matched;    // the message text that matched
+  std::string innermost_torch_frame;
+  std::vector<std::string> upstream;
+  std::optional<bool> expected_here;  // for known ones: does the table expect it on this torch?
+};
+
+class SignatureTable {
+ public:
+  static SignatureTable load(const std::string& path);  // throws std::runtime_error naming the entry
+  static SignatureTable load_default();                  // FLCE_SOURCE_DIR/judge/signatures.json
+  Signature classify(const ErrorChain& chain, const std::string& torch_version) const;
+  const std::vector<KnownSignature>& entries() const { return entries_; }
+
+ private:
+  std::vector<KnownSignature> entries_;
+};
+
+std::string normalize_message(const std::string& msg);
+std::string innermost_torch_frame(const ErrorChain& chain);
+// ">=2.8,<2.13" style ranges against "2.13.0+cu130"
+bool version_in_range(const std::string& version, const std::string& range);
+
+// An outcome line "<signature>@compiled:<stage>": the compiled run raised (trace, lowering,
+// codegen), as opposed to a numeric finding ("judge:..."), a crash or a timeout.
+bool is_compile_failure(const std::string& outcome);
+
+}  // namespace flce

@@ -1,0 +1,227 @@
+#include "process/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fmt/format.h>
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace flce {
+
+namespace {
+
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra, const std::vector<std::string>& unset) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv;
+  }
+  for (auto& k : unset) env.erase(k);
+  for (auto& kv : extra) env[kv.substr(0, kv.find('='))] = kv;
+  std::vector<std::string> out;
+  for (auto& [k, kv] : env) out.push_back(kv);
+  return out;
+}
+
+}  // namespace
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";  // also the kernel's OOM killer
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTRAP: return "SIGTRAP";
+    default: return fmt::format("SIG{}", sig);
+  }
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) return signal_name(WTERMSIG(status));
+  return fmt::format("exit-{}", WEXITSTATUS(status));
+}
+
+Process::~Process() {
+  if (alive()) kill();
+  close_fds();
+}
+
+void Process::close_fds() {
+  if (in_ >= 0) ::close(in_);
+  if (out_ >= 0) ::close(out_);
+  in_ = out_ = -1;
+}
+
+void Process::spawn(const ProcessSpec& spec) {
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::signal(SIGPIPE, SIG_IGN);  // a dead child is seen as EOF or a failed write, never as a signal
+  int log = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append_log ? O_APPEND : O_TRUNC), 0644);
+  if (log < 0) {
+    for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
+    throw std::runtime_error(fmt::format("cannot open {}: {}", spec.log_path, std::strerror(errno)));
+  }
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, log, 2);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  // Own process group: a timeout kills the worker and everything it started.
+  posix_spawnattr_setpgroup(&at, 0);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGCHLD}) sigaddset(&defaults, s);  // the parent ignores/handles these
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &defaults);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<std::string> argv_s{spec.exe};
+  argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
+  std::vector<std::string> env_s = merged_environment(spec.env, spec.unset);
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, spec.exe.c_str(), &fa, &at, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(log);
+  if (rc != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    throw std::runtime_error(fmt::format("cannot spawn {}: {}", spec.exe, std::strerror(rc)));
+  }
+  close_fds();
+  pid_ = pid;
+  in_ = in[1];
+  out_ = out[0];
+  ::fcntl(out_, F_SETFL, ::fcntl(out_, F_GETFL) | O_NONBLOCK);
+  buf_.clear();
+  ended_.clear();
+}
+
+bool Process::send(const std::string& line) {
+  if (in_ < 0) return false;
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    ssize_t n = ::write(in_, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;  // EPIPE: the worker is gone (SIGPIPE is ignored in the parent)
+    rest.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+bool Process::read_lines(std::vector<std::string>& lines) {
+  if (out_ < 0) return false;
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = ::read(out_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;  // EAGAIN: nothing more for now
+    if (n == 0) return false;
+    buf_.append(chunk, static_cast<size_t>(n));
+  }
+  for (size_t nl; (nl = buf_.find('\n')) != std::string::npos;) {
+    lines.push_back(buf_.substr(0, nl));
+    buf_.erase(0, nl + 1);
+  }
+  return true;
+}
+
+Process::Read Process::read_line(std::string& line, std::chrono::steady_clock::time_point deadline) {
+  char chunk[65536];
+  for (;;) {
+    if (auto nl = buf_.find('\n'); nl != std::string::npos) {
+      line = buf_.substr(0, nl);
+      buf_.erase(0, nl + 1);
+      return Read::LINE;
+    }
+    if (out_ < 0) return Read::END;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Read::TIMEOUT;
+    pollfd p{out_, POLLIN, 0};
+    int pr = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (pr <= 0) continue;  // EINTR or nothing yet: the deadline decides
+    ssize_t n = ::read(out_, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return Read::END;
+    buf_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+std::string Process::wait_exit() {
+  if (!alive()) return ended_;
+  return reap_blocking();
+}
+
+std::string Process::poll_exit() {
+  if (!alive()) return ended_;
+  siginfo_t si{};
+  // WNOWAIT: the zombie keeps the process-group id reserved while the group is swept.
+  if (::waitid(P_PID, static_cast<id_t>(pid_), &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) return "";
+  return reap_blocking();
+}
+
+std::string Process::reap_blocking() {
+  ::kill(-pid_, SIGKILL);  // leftovers of the group (compile workers)
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  ended_ = describe_exit(status);
+  pid_ = -1;
+  close_fds();
+  return ended_;
+}
+
+std::string Process::stop(double grace_s) {
+  if (!alive()) return ended_;
+  if (in_ >= 0) {
+    ::close(in_);
+    in_ = -1;
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (std::chrono::steady_clock::now() < until) {
+    std::string e = poll_exit();
+    if (!e.empty()) return e;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return kill();
+}
+
+std::string Process::kill() {
+  if (!alive()) return ended_;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  return reap_blocking();
+}
+
+}  // namespace flce

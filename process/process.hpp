@@ -1,0 +1,66 @@
+// One child process of flce: campaign workers (`flce worker`), shrink workers and subject
+// processes (`python -m flce_subjects.subprocess_worker`) all start here. posix_spawn (flce
+// never forks a process that may hold CUDA or threads), two pipes (requests in, reply lines
+// out), stderr to a log file, its own process group so a kill also ends what it started
+// (Inductor's compile workers), and a timeout on every wait.
+#pragma once
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace flce {
+
+struct ProcessSpec {
+  std::string exe;                   // path of the program
+  std::vector<std::string> args;     // after argv[0]
+  std::vector<std::string> env;      // "K=V" entries set on top of the parent's environment
+  std::vector<std::string> unset;    // names removed from the parent's environment
+  std::string log_path;              // the child's stderr
+  bool append_log = false;           // false: truncated at each spawn
+};
+
+class Process {
+ public:
+  Process() = default;
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process();
+
+  void spawn(const ProcessSpec& spec);  // throws std::runtime_error naming the program
+  bool alive() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  int out_fd() const { return out_; }
+  // false when the child no longer reads (it died; SIGPIPE is ignored from the first spawn).
+  bool send(const std::string& line);
+  // Drains what is readable without blocking; complete lines go to `lines`. false at EOF.
+  bool read_lines(std::vector<std::string>& lines);
+  enum class Read { LINE, END, TIMEOUT };
+  // Blocks for one reply line until `deadline`. END: the child closed its stdout (it died
+  // or exited; poll_exit()/wait_exit() say how).
+  Read read_line(std::string& line, std::chrono::steady_clock::time_point deadline);
+  // The child's exit if it has exited (without blocking): "SIGSEGV", "exit-3", ...; "" while it runs.
+  std::string poll_exit();
+  // Waits for an exit already under way (after END), then sweeps its group.
+  std::string wait_exit();
+  // Closes stdin and waits up to `grace_s` for a clean exit, then kills. Returns how it ended.
+  std::string stop(double grace_s);
+  // SIGKILL to the whole process group, then reap. Returns how it ended.
+  std::string kill();
+  const std::string& ended() const { return ended_; }
+
+ private:
+  std::string reap_blocking();
+  void close_fds();
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1;
+  std::string buf_;
+  std::string ended_;
+};
+
+std::string signal_name(int sig);
+// "SIGSEGV" for a signal, "exit-N" for an exit status (waitpid's encoding).
+std::string describe_exit(int status);
+
+}  // namespace flce

@@ -1,0 +1,255 @@
+// The differential loop end to end through the subject host, a child Python process (CPU
+// here; the CUDA variants skip with a reason and run on the GPU box via scripts/gpu_run.sh).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "case/sampler.hpp"
+#include "judge/differential.hpp"
+#include "oracles/subject_worker.hpp"
+
+using namespace flce;
+
+namespace {
+
+RunReport run(const Case& c, const std::string& subject, bool compiled = true) {
+  RunOptions o;
+  o.subject = subject;
+  o.compiled = compiled;
+  return run_case(c, o);
+}
+
+const OracleOutcome& oracle(const RunReport& r, const std::string& name) {
+  for (auto& o : r.oracles)
+    if (o.oracle == name) return o;
+  throw std::runtime_error("no oracle " + name);
+}
+
+// The seed's op: addmm(C, A, B, out_dtype=fp32, out=C) with bf16 operands.
+Case seed_addmm() {
+  Case c;
+  c.kind = Kind::ADDMM;
+  c.BT = 8; c.H = 16; c.V = 32;
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  c.accum_dtype = DType::F32;
+  c.out_variant = true;
+  c.requires_grad = {false, false, false};
+  return c;
+}
+
+Case small(DType d) {
+  Case c = example_case();
+  c.input_dtype = c.weight_dtype = d;
+  return c;
+}
+
+}  // namespace
+
+TEST(SubjectHost, VirtualEnvironmentAndTorch) {
+  Environment e = default_subject_worker().environment();
+  EXPECT_FALSE(e.torch.empty());
+  EXPECT_FALSE(e.python.empty());
+}
+
+// The inputs the subject sees are flce's bit for bit, in their storage dtype, and what it
+// returns comes back exactly: the child echoes its tensors through shared memory.
+void expect_echo_is_bitwise(const Case& c) {
+  Inputs in = make_inputs(c);
+  SubjectResult r = default_subject_worker().echo(c, in);
+  ASSERT_EQ(r.status, SubjectStatus::OK) << r.reason;
+  auto same = [&](const char* name, const std::vector<float>& want, DType dt) {
+    ASSERT_TRUE(r.outputs.count(name)) << name;
+    const Tensor64& got = r.outputs.at(name);
+    EXPECT_EQ(got.dtype, dt) << name;
+    ASSERT_EQ(got.data.size(), want.size()) << name;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double w = want[i];
+      ASSERT_EQ(std::memcmp(&got.data[i], &w, sizeof w), 0) << name << "[" << i << "] " << got.data[i] << " vs " << w;
+    }
+  };
+  same("x", in.x, c.input_dtype);
+  same("w", in.w, c.weight_dtype);
+  same("token_grad", in.token_grad, DType::F32);
+  ASSERT_TRUE(r.outputs.count("target"));
+  for (size_t i = 0; i < in.target.size(); ++i) EXPECT_EQ(r.outputs.at("target").data[i], static_cast<double>(in.target[i]));
+  EXPECT_GT(r.transfer_ms, 0.0);
+}
+
+TEST(SubjectHost, InputsAndOutputsCrossBitwiseOnCpu) {
+  for (DType d : {DType::BF16, DType::F16, DType::F32}) {
+    Case c = example_case();
+    c.input_dtype = c.weight_dtype = d;
+    c.bias = true;
+    expect_echo_is_bitwise(c);
+  }
+}
+
+TEST(SubjectHost, InputsAndOutputsCrossBitwiseOnCuda) {
+  if (!default_subject_worker().cuda_available()) GTEST_SKIP() << "no CUDA device here: runs on the GPU box (scripts/gpu_run.sh)";
+  Case c = example_case();
+  c.device = Device::CUDA;
+  expect_echo_is_bitwise(c);
+}
+
+// Shared memory grows with the case and is reused: a large case after a small one, then a
+// small one again, all exact.
+TEST(SubjectHost, SharedMemoryGrowsAndIsReused) {
+  Case c = example_case();
+  c.input_dtype = c.weight_dtype = DType::F32;
+  expect_echo_is_bitwise(c);
+  c.BT = 512; c.H = 256; c.V = 1024;
+  expect_echo_is_bitwise(c);
+  c.BT = 3; c.H = 5; c.V = 7;
+  expect_echo_is_bitwise(c);
+}
+
+// What the transport costs next to a case's own run (printed for BENCHMARKS.md).
+TEST(SubjectHost, TransferCostIsPrinted) {
+  Case c = example_case();
+  c.BT = 1024; c.H = 512; c.V = 2048;
+  Inputs in = make_inputs(c);
+  auto t0 = std::chrono::steady_clock::now();
+  SubjectResult r = default_subject_worker().echo(c, in);
+  double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, SubjectStatus::OK);
+  size_t bytes = (in.x.size() + in.w.size() + in.token_grad.size()) * 4 + in.target.size() * 8;
+  std::printf("transport: %.1f MB of inputs, echo round trip %.2f ms, of which transfer %.2f ms\n", bytes / 1e6, total,
+              r.transfer_ms);
+  EXPECT_LT(r.transfer_ms, total + 1e-9);
+}
+
+TEST(Differential, ModelPassesEagerOnExample) {
+  RunReport r = run(small(DType::BF16), "model", false);
+  const auto& e = oracle(r, "eager");
+  ASSERT_EQ(e.status, SubjectStatus::OK) << report_table(r);
+  EXPECT_TRUE(e.verdict->pass()) << report_table(r);
+  EXPECT_GT(e.verdict->worst_ratio(), 0.0);
+}
+
+TEST(Differential, ModelCompiledOnCpuPassesWithAotEagerFp32) {
+  Case c = small(DType::F32);
+  c.accum_dtype.reset();
+  c.compile.backend = Backend::AOT_EAGER;
+  RunReport r = run(c, "model");
+  EXPECT_EQ(r.outcome, "pass") << report_table(r);
+}
+
+TEST(Differential, RawAddmmDtypeOutCompiledReproducesKnownSignatureAndStage) {
+  RunReport r = run(seed_addmm(), "aten-dtype-out");
+  const auto& comp = oracle(r, "compiled");
+  ASSERT_EQ(comp.status, SubjectStatus::ERROR) << report_table(r);
+  ASSERT_TRUE(comp.signature);
+  EXPECT_TRUE(comp.signature->known) << comp.signature->title;
+  const std::string tv = default_subject_worker().torch_version();
+  if (version_in_range(tv, ">=2.13")) {
+    EXPECT_EQ(comp.signature->id, "tier2-lowering") << report_table(r);
+  } else {
+    EXPECT_EQ(comp.signature->id, "tier1-decomposition") << report_table(r);
+  }
+  EXPECT_FALSE(r.first_failing_stage.empty());
+}
+
+TEST(Differential, LadderMemoReusesTheLadderOnlyForTheSameGraphShapeAndError) {
+  Case c = seed_addmm();
+  LadderMemo memo;
+  RunOptions o;
+  o.subject = "aten-dtype-out";
+  o.ladder_memo = &memo;
+  RunReport first = run_case(c, o);
+  ASSERT_FALSE(first.first_failing_stage.empty()) << report_table(first);
+  EXPECT_FALSE(first.ladder_memoized);
+  c.seed = 99;  // other values, same graph and shape: the ladder is reused
+  RunReport again = run_case(c, o);
+  EXPECT_TRUE(again.ladder_memoized) << report_table(again);
+  EXPECT_EQ(again.outcome, first.outcome);
+  EXPECT_EQ(again.ladder.size(), first.ladder.size());
+  EXPECT_EQ(memo.hits, 1);
+  c.V = 24;  // another shape: walked again
+  RunReport other = run_case(c, o);
+  EXPECT_FALSE(other.ladder_memoized) << report_table(other);
+  EXPECT_EQ(other.outcome, first.outcome);
+  EXPECT_EQ(memo.hits, 1);
+}
+
+TEST(Differential, UnsupportedSubjectIsTypedNotAPass) {
+  RunReport r = run(small(DType::BF16), "liger", false);
+  if (default_subject_worker().cuda_available()) GTEST_SKIP() << "CUDA present: liger is supported here";
+  EXPECT_TRUE(r.unsupported()) << report_table(r);
+  EXPECT_EQ(r.outcome, "unsupported");
+  EXPECT_FALSE(oracle(r, "eager").reason.empty());
+}
+
+TEST(Differential, PythonExceptionDoesNotTakeTheHostDown) {
+  RunReport r = run(small(DType::F32), "no_such_module_xyz:fn", false);
+  const auto& e = oracle(r, "eager");
+  EXPECT_EQ(e.status, SubjectStatus::ERROR);
+  ASSERT_TRUE(e.signature);
+  EXPECT_NE(e.signature->title.find("ModuleNotFoundError"), std::string::npos) << e.signature->title;
+  // and the host still works afterwards
+  EXPECT_EQ(run(small(DType::F32), "model", false).outcome, "pass");
+}
+
+struct Planted {
+  const char* subject;
+  const char* output;  // the output the verdict must name
+  int64_t BT, H, V;
+};
+
+class PlantedBug : public ::testing::TestWithParam<Planted> {};
+
+TEST_P(PlantedBug, CaughtAndNamed) {
+  auto p = GetParam();
+  Case c = example_case();
+  c.BT = p.BT; c.H = p.H; c.V = p.V;
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  c.accum_dtype = DType::F32;
+  c.label_smoothing = 0.1;
+  RunReport r = run(c, p.subject, false);
+  const auto& e = oracle(r, "eager");
+  ASSERT_EQ(e.status, SubjectStatus::OK) << report_table(r);
+  ASSERT_FALSE(e.verdict->pass()) << report_table(r);
+  bool named = false;
+  for (auto& v : e.verdict->outputs)
+    if (v.output == p.output && v.finding != Finding::OK) named = true;
+  EXPECT_TRUE(named) << report_table(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Subjects, PlantedBug,
+                         ::testing::Values(Planted{"model-bug-smoothing", "loss", 24, 16, 40},
+                                           // a low-precision accumulator shows once there are many chunks
+                                           // (V/H = 256: Liger's heuristic gives chunks of 2 rows)
+                                           Planted{"model-bug-bf16-accum", "grad_weight", 512, 4, 1024},
+                                           Planted{"model-bug-drop-chunk", "grad_weight", 24, 16, 40}),
+                         [](const auto& info) {
+                           std::string n = info.param.subject;
+                           for (auto& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+class NoFalseFailures : public ::testing::TestWithParam<DType> {};
+
+TEST_P(NoFalseFailures, ModelEagerPassesOnRandomCases) {
+  SampleSpace sp;
+  sp.dtype = GetParam();
+  int judged = 0;
+  for (int k = 0; k < 100; ++k) {
+    Case c = sample_case(77, static_cast<uint64_t>(k), sp);
+    RunReport r = run(c, "model", false);
+    const auto& e = oracle(r, "eager");
+    if (e.status == SubjectStatus::UNSUPPORTED) continue;
+    ASSERT_EQ(e.status, SubjectStatus::OK) << to_json(c, -1) << "\n" << report_table(r);
+    EXPECT_TRUE(e.verdict->pass()) << to_json(c, -1) << "\n" << report_table(r);
+    ++judged;
+  }
+  EXPECT_GE(judged, 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, NoFalseFailures, ::testing::Values(DType::BF16, DType::F16, DType::F32),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
