@@ -13,8 +13,8 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 t0=$(date +%s)
 
 # 1. Debian packages (pinned by the distribution: Debian 12).
-DEBS=(cmake ninja-build g++ python3-dev python3-venv libgtest-dev librapidcheck-dev
-      nlohmann-json3-dev libcli11-dev libfmt-dev pybind11-dev clang-14 libclang-rt-14-dev)
+DEBS=(cmake ninja-build g++ python3-venv libgtest-dev librapidcheck-dev
+      nlohmann-json3-dev libcli11-dev libfmt-dev clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
@@ -26,7 +26,7 @@ else
   log "Debian packages: all present"
 fi
 
-# 2. Python venv from Debian's python3 (it ships libpython3.x.so, which the host embeds).
+# 2. Python venv from Debian's python3: subjects run in its interpreter.
 PY=/usr/bin/python3
 if [[ ! -x .venv/bin/python ]]; then
   log "creating .venv"

@@ -7,18 +7,9 @@
 
 #include "cli/commands.hpp"
 #include "gate/gate.hpp"
+#include "report/write.hpp"
 
 namespace flce::cli {
-
-namespace {
-
-void write_text(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream o(p);
-  o << text;
-  if (!o) throw std::runtime_error("cannot write " + p.string());
-}
-
-}  // namespace
 
 void add_gate_commands(CLI::App& app) {
   auto* g = app.add_subcommand(
@@ -87,9 +78,9 @@ void add_gate_commands(CLI::App& app) {
     if (!out.empty()) {
       namespace fs = std::filesystem;
       fs::create_directories(fs::path(out) / "cases");
-      write_text(fs::path(out) / "gate.md", md);
-      write_text(fs::path(out) / "gate.json", gate_json(rep).dump(2) + "\n");
-      write_text(fs::path(out) / "gate.xml", gate_junit(rep));
+      write_atomic(fs::path(out) / "gate.md", md);
+      write_atomic(fs::path(out) / "gate.json", gate_json(rep).dump(2) + "\n");
+      write_atomic(fs::path(out) / "gate.xml", gate_junit(rep));
       // Each regressed or fixed case as a file `flce run` takes.
       for (auto& row : rep.rows)
         if (is_regression(row.verdict) || row.verdict == GateVerdict::FIXED || row.verdict == GateVerdict::STILL_FAILING) {
@@ -97,7 +88,7 @@ void add_gate_commands(CLI::App& app) {
           for (char& ch : fname)
             if (ch == '/') ch = '-';
           if (fname.size() < 5 || fname.substr(fname.size() - 5) != ".json") fname += ".json";
-          write_text(fs::path(out) / "cases" / fname, to_json(row.gc.c) + "\n");
+          write_atomic(fs::path(out) / "cases" / fname, to_json(row.gc.c) + "\n");
         }
     }
     if (rep.judged() == 0) {

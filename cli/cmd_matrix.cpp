@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "gate/matrix.hpp"
+#include "report/write.hpp"
 #include "oracles/subject_worker.hpp"
 
 namespace flce::cli {
@@ -80,8 +81,8 @@ void add_matrix_commands(CLI::App& app) {
     std::printf("%s", matrix_text(rep).c_str());
     if (!out.empty()) {
       fs::create_directories(out);
-      std::ofstream(fs::path(out) / "matrix.md") << matrix_markdown(rep);
-      std::ofstream(fs::path(out) / "matrix.json") << matrix_json(rep).dump(2) << "\n";
+      write_atomic(fs::path(out) / "matrix.md", matrix_markdown(rep));
+      write_atomic(fs::path(out) / "matrix.json", matrix_json(rep).dump(2) + "\n");
     }
     int broken = 0, contradicted = 0;
     for (auto& c : rep.cols) broken += !c.error.empty();

@@ -32,6 +32,8 @@ void add_gate_commands(CLI::App& app);      // gate
 void add_matrix_commands(CLI::App& app);    // matrix
 // expected_only: print what each case is expected to show on this torch and device, run nothing.
 int replay_corpus(const std::string& expectations, const std::string& only, bool as_json, bool expected_only = false);
-void add_cuda_commands(CLI::App& app);  // bench, reference-cuda (need CUDA)
+void add_cuda_commands(CLI::App& app);
+// Every verb's --help ends with what its exit codes mean (cli/exit_codes.cpp).
+void add_exit_code_footers(CLI::App& app);  // bench, reference-cuda (need CUDA)
 
 }  // namespace flce::cli

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "cli/commands.hpp"
+#include "flce_build_info.hpp"
 #include "process/bytecode_cache.hpp"
 #include "case/case.hpp"
 
@@ -19,6 +20,15 @@ int main(int argc, char** argv) {
   CLI::App app{"flce: differential fuzzing and conformance for fused linear cross entropy (FLCE)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every verb");
+  app.set_version_flag("--version",
+                       std::string("flce " FLCE_VERSION " (git " FLCE_GIT_COMMIT "), built against torch ") +
+                           (*FLCE_TORCH_VERSION ? FLCE_TORCH_VERSION : "(none: FLCE_PYTHON was not set)") +
+#ifdef FLCE_HAVE_CUDA
+                           ", with the CUDA reference"
+#else
+                           ", without the CUDA reference"
+#endif
+                       );
   add_case_commands(app);
   add_reference_command(app);
   add_run_commands(app);
@@ -31,6 +41,7 @@ int main(int argc, char** argv) {
 #ifdef FLCE_HAVE_CUDA
   add_cuda_commands(app);
 #endif
+  add_exit_code_footers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

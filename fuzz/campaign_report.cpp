@@ -1,5 +1,6 @@
 #include "fuzz/campaign_report.hpp"
-#include "report/xml_escape.hpp"
+#include "report/markdown.hpp"
+#include "report/write.hpp"
 
 #include <fmt/format.h>
 
@@ -8,13 +9,6 @@ namespace flce {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Markdown table cells: no pipes, no newlines.
-std::string cell(std::string s) {
-  for (auto& c : s)
-    if (c == '|' || c == '\n' || c == '\r') c = ' ';
-  return s;
-}
 
 std::string duration(double s) {
   if (s < 60) return fmt::format("{:.1f} s", s);
@@ -39,16 +33,16 @@ std::string first_where(const Finding& f) {
   return f.first_shard.empty() ? f.first_case : f.first_shard + ": " + f.first_case;
 }
 
-}  // namespace
-
 std::string shrink_cell(const Finding& f) {
   if (f.shrink.empty()) return "not yet";
   if (f.shrink == "minimized" || f.shrink == "smallest" || f.shrink == "budget")
     return fmt::format("{}: {} -> {} input elements in {} runs; [minimized.json](findings/{}/minimized.json), "
                        "[repro.py](findings/{}/repro.py)",
                        f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id);
-  return cell(f.shrink);
+  return f.shrink;
 }
+
+}  // namespace
 
 std::string repro_command(const fs::path& dir, const CampaignState& st, const Finding& f) {
   std::string cmd = fmt::format("flce run {} --subject {}", (dir / "findings" / f.id / "case.json").string(), st.subject);
@@ -75,71 +69,80 @@ void write_finding_json_to(const fs::path& finding_dir, const Finding& f) {
   write_atomic(finding_dir / "finding.json", j.dump(2) + "\n");
 }
 
-void write_reports(const fs::path& to, const CampaignState& st, const RunStats& rs, const fs::path& named) {
-  const fs::path& dir = named.empty() ? to : named;
-  const std::string torch = st.environment.is_object() ? st.environment.value("torch", "?") : "?";
-  // report.md
-  std::string md = fmt::format("# flce campaign: `{}`\n\n", st.subject);
+namespace {
+
+// report.md: the totals, the shards of a merge, the findings with their repro commands.
+Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStats& rs, const std::string& torch) {
+  Markdown md;
+  md.heading(1, fmt::format("flce campaign: `{}`", st.subject));
   const bool merged = rs.shards.is_array();
   if (merged) {
     std::string seeds;
     for (auto& [seed, cur] : st.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed);
-    md += fmt::format("torch {} · merged from {} shards · seeds {}\n\n", torch, rs.shards.size(), seeds);
+    md.paragraph(fmt::format("torch {} · merged from {} shards · seeds {}", torch, rs.shards.size(), seeds));
   } else {
-    md += fmt::format("torch {} · seed {} · {} workers · budget {} min{}\n\n", torch, rs.seed, rs.workers, rs.minutes,
-                      rs.max_cases > 0 ? fmt::format(" / {} cases", rs.max_cases) : "");
+    md.paragraph(fmt::format("torch {} · seed {} · {} workers · budget {} min{}", torch, rs.seed, rs.workers, rs.minutes,
+                             rs.max_cases > 0 ? fmt::format(" / {} cases", rs.max_cases) : ""));
   }
-  md += "| | |\n|---|---|\n";
+  Table totals{{"", ""}, {}};
   if (merged)
-    md += fmt::format("| cases run | {} (in {} shards, {} runs) |\n", st.cases_done, rs.shards.size(), st.runs);
+    totals.row({"cases run", fmt::format("{} (in {} shards, {} runs)", st.cases_done, rs.shards.size(), st.runs)});
   else
-    md += fmt::format("| cases run | {} ({} in this run; {} run{} of this campaign) |\n", st.cases_done,
-                      rs.cases_this_run, st.runs, st.runs == 1 ? "" : "s");
-  md += fmt::format("| pass / unsupported | {} / {} |\n", bucket(st, "pass"), bucket(st, "unsupported"));
-  md += fmt::format("| distinct findings | {} |\n", st.findings.size());
-  md += fmt::format("| throughput | {:.1f} cases/min |\n", cases_per_min(rs));
-  md += fmt::format("| graph configurations | {} distinct{} |\n", st.graphs.size(),
-                    merged ? "" : fmt::format(" ({:.1f}/min this run; families of {} cases)", graphs_per_min(rs), rs.family_size));
+    totals.row({"cases run", fmt::format("{} ({} in this run; {} run{} of this campaign)", st.cases_done,
+                                         rs.cases_this_run, st.runs, st.runs == 1 ? "" : "s")});
+  totals.row({"pass / unsupported", fmt::format("{} / {}", bucket(st, "pass"), bucket(st, "unsupported"))});
+  totals.row({"distinct findings", std::to_string(st.findings.size())});
+  totals.row({"throughput", fmt::format("{:.1f} cases/min", cases_per_min(rs))});
+  totals.row({"graph configurations",
+              fmt::format("{} distinct{}", st.graphs.size(),
+                          merged ? "" : fmt::format(" ({:.1f}/min this run; families of {} cases)", graphs_per_min(rs),
+                                                    rs.family_size))});
   if (st.families_retired)
-    md += fmt::format("| retired families | {} ({} cases not run: each would re-show its family's compile failure) |\n",
-                      st.families_retired, st.cases_retired);
-  md += fmt::format("| time to first finding | {} |\n", st.first_finding_s ? duration(*st.first_finding_s) : "none");
-  md += fmt::format("| time spent | {} |\n", duration(st.elapsed_s));
-  if (rs.interrupted) md += "| note | interrupted; rerun the same command to resume |\n";
-  md += "\n";
+    totals.row({"retired families", fmt::format("{} ({} cases not run: each would re-show its family's compile failure)",
+                                                st.families_retired, st.cases_retired)});
+  totals.row({"time to first finding", st.first_finding_s ? duration(*st.first_finding_s) : "none"});
+  totals.row({"time spent", duration(st.elapsed_s)});
+  if (rs.interrupted) totals.row({"note", "interrupted; rerun the same command to resume"});
+  md.add(totals);
   if (merged) {
-    md += "## Shards\n\n| shard | seeds | cases | findings | time spent |\n|---|---|---|---|---|\n";
+    md.heading(2, "Shards");
+    Table shards{{"shard", "seeds", "cases", "findings", "time spent"}, {}};
     for (auto& sh : rs.shards) {
       std::string seeds;
       for (auto& v : sh.value("seeds", nlohmann::ordered_json::array()))
         seeds += (seeds.empty() ? "" : ", ") + v.dump();
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(sh.value("dir", "")), seeds, sh.value("cases_done", 0),
-                        sh.value("findings", 0), duration(sh.value("elapsed_s", 0.0)));
+      shards.row({sh.value("dir", ""), seeds, std::to_string(sh.value("cases_done", 0)),
+                  std::to_string(sh.value("findings", 0)), duration(sh.value("elapsed_s", 0.0))});
     }
-    md += "\n";
+    md.add(shards);
   }
   if (st.findings.empty()) {
-    md += "No findings.\n";
-  } else {
-    md += "## Findings\n\n| signature | count | first seen | first case | shrunk | repro |\n|---|---|---|---|---|---|\n";
-    for (auto& f : st.findings)
-      md += fmt::format("| `{}` | {} | {} ({}) | [{}](findings/{}/case.json) | {} | `{}` |\n", cell(f.signature), f.count,
-                        duration(f.first_seen_s), f.first_seen, cell(first_where(f)), f.id, shrink_cell(f),
-                        repro_command(dir, st, f));
-    md += "\n";
-    for (auto& f : st.findings)
-      if (!f.detail.empty() || f.cuda_poisoned)
-        md += fmt::format("- `{}`: {}{}\n", cell(f.signature), f.cuda_poisoned ? "**CUDA context poisoned** " : "",
-                          cell(f.detail));
+    md.paragraph("No findings.");
+    return md;
   }
-  write_atomic(to / "report.md", md);
+  md.heading(2, "Findings");
+  Table findings{{"signature", "count", "first seen", "first case", "shrunk", "repro"}, {}};
+  for (auto& f : st.findings)
+    findings.row({md_code(f.signature), std::to_string(f.count), fmt::format("{} ({})", duration(f.first_seen_s), f.first_seen),
+                  fmt::format("[{}](findings/{}/case.json)", first_where(f), f.id), shrink_cell(f),
+                  md_code(repro_command(dir, st, f))});
+  md.add(findings);
+  List details;
+  for (auto& f : st.findings)
+    if (!f.detail.empty() || f.cuda_poisoned)
+      details.items.push_back(fmt::format("{}: {}{}", md_code(f.signature),
+                                          f.cuda_poisoned ? "**CUDA context poisoned** " : "", f.detail));
+  md.add(details);
+  return md;
+}
 
-  // report.json
+// report.json: everything above, for tools.
+nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, const RunStats& rs) {
   nlohmann::ordered_json j;
   j["subject"] = st.subject;
   j["subject_path"] = st.subject_path;
   j["environment"] = st.environment;
-  if (merged) {
+  if (rs.shards.is_array()) {
     j["seed"] = nullptr;  // one per shard, below
     j["shards"] = rs.shards;
   } else {
@@ -167,28 +170,30 @@ void write_reports(const fs::path& to, const CampaignState& st, const RunStats& 
     fj.push_back(x);
   }
   j["findings"] = fj;
-  write_atomic(to / "report.json", j.dump(2) + "\n");
+  return j;
+}
 
-  // junit.xml
-  const std::string cls = xml_escape("flce.campaign." + st.subject);
-  const int64_t unsupported = bucket(st, "unsupported");
-  std::string cases;
-  cases += fmt::format("    <testcase classname=\"{}\" name=\"pass\"><system-out>{} cases passed</system-out></testcase>\n",
-                       cls, bucket(st, "pass"));
-  if (unsupported)
-    cases += fmt::format("    <testcase classname=\"{}\" name=\"unsupported\"><skipped message=\"{} cases cannot run "
-                         "here\"/></testcase>\n", cls, unsupported);
+// junit.xml: one failing testcase per finding signature, beside the pass and unsupported buckets.
+JUnit junit_of(const fs::path& dir, const CampaignState& st) {
+  JUnitSuite suite{"flce.campaign." + st.subject, st.elapsed_s, {}};
+  const std::string& cls = suite.name;
+  suite.cases.push_back({cls, "pass", std::nullopt, JUnitPass{fmt::format("{} cases passed", bucket(st, "pass"))}});
+  if (const int64_t unsupported = bucket(st, "unsupported"))
+    suite.cases.push_back(
+        {cls, "unsupported", std::nullopt, JUnitSkipped{fmt::format("{} cases cannot run here", unsupported)}});
   for (auto& f : st.findings)
-    cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\"><failure type=\"finding\" message=\"{} hits, first "
-                         "{}\">{}\nrepro: {}</failure></testcase>\n",
-                         cls, xml_escape(f.signature), f.count, xml_escape(first_where(f)), xml_escape(f.detail),
-                         xml_escape(repro_command(dir, st, f)));
-  const size_t tests = st.findings.size() + 1 + (unsupported ? 1 : 0);
-  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format("<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.1f}\">\n",
-                     cls, tests, st.findings.size(), unsupported ? 1 : 0, st.elapsed_s);
-  xml += cases + "  </testsuite>\n</testsuites>\n";
-  write_atomic(to / "junit.xml", xml);
+    suite.cases.push_back({cls, f.signature, std::nullopt,
+                           JUnitFailure{"finding", fmt::format("{} hits, first {}", f.count, first_where(f)),
+                                        f.detail + "\nrepro: " + repro_command(dir, st, f)}});
+  return {{suite}};
+}
+
+}  // namespace
+
+void write_reports(const fs::path& to, const CampaignState& st, const RunStats& rs, const fs::path& named) {
+  const fs::path& dir = named.empty() ? to : named;
+  const std::string torch = st.environment.is_object() ? st.environment.value("torch", "?") : "?";
+  write_report(to, {markdown_of(dir, st, rs, torch), json_of(dir, st, rs), junit_of(dir, st)});
 }
 
 std::string summary_text(const fs::path& dir, const CampaignState& st, const RunStats& rs) {

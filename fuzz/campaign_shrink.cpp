@@ -171,7 +171,7 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
 
 void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions& o,
                      const std::function<void()>& save) {
-  const std::string signatures = read_text(fs::path(FLCE_SOURCE_DIR) / "oracles" / "signatures.json");
+  const std::string signatures = read_text(fs::path(FLCE_SOURCE_DIR) / "judge" / "signatures.json");
   std::vector<Finding*> todo;
   for (auto& f : st.findings)
     if (f.shrink.empty()) todo.push_back(&f);

@@ -39,31 +39,11 @@ uint64_t fnv1a(std::string_view s) {
 
 }  // namespace
 
-// A rename is durable only once the directory entry is on disk.
-void sync_dir(const fs::path& dir) {
-  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail("cannot open directory", dir);
-  ::fsync(fd);
-  ::close(fd);
-}
-
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-void write_atomic(const fs::path& path, std::string_view text) {
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create", tmp);
-  write_all(fd, text, tmp);
-  if (::fsync(fd) != 0) fail("cannot fsync", tmp);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename onto", path);
-  sync_dir(path.parent_path());
 }
 
 uint64_t append_durable(const fs::path& path, std::string_view line) {

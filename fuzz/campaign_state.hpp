@@ -13,14 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "report/write.hpp"
+
 namespace flce {
 
 // The whole file; "" when it cannot be read (a worker log not written yet).
 std::string read_text(const std::filesystem::path& path);
-// Durable writes: the file is complete on disk before it becomes visible under `path`.
-void write_atomic(const std::filesystem::path& path, std::string_view text);
-// Makes renames inside `dir` durable.
-void sync_dir(const std::filesystem::path& dir);
+// Durable writes (write_atomic, sync_dir) are report/write.hpp's.
 // Appends one line and fdatasyncs it (the cases journal); returns the file's new size.
 uint64_t append_durable(const std::filesystem::path& path, std::string_view line);
 

@@ -10,14 +10,15 @@
 #include "judge/bounds.hpp"
 #include "oracles/golden.hpp"
 #include "case/inputs.hpp"
+#include "fuzz/repro_template.hpp"  // generated from fuzz/repro_template.py (fuzz/CMakeLists.txt)
 
 namespace flce {
 
 namespace {
 
-constexpr std::string_view kTemplate =
-#include "fuzz/repro_template.inc"
-    ;
+// The reproducer's text: fuzz/repro_template.py, a Python module in which the string literal
+// "@PAYLOAD@" (alone on its line, inside `json.loads(...)`) is the one substitution.
+constexpr std::string_view kTemplate = embedded::kReproTemplate;
 
 // Next code point of UTF-8 text at i (advances i); invalid sequences give U+FFFD.
 uint32_t next_code_point(std::string_view s, size_t& i) {
@@ -192,13 +193,13 @@ std::string emit_python(const EmitSpec& spec) {
     }
   }
   lines.push_back("}");
+  // The marker literal keeps its place and indentation; its line becomes the run of literals.
   std::string literal;
-  for (auto& l : lines) literal += "    " + py_string_literal(l + "\n") + "\n";
-  if (!literal.empty()) literal.pop_back();  // the template supplies the line break
-  const std::string_view marker = "@PAYLOAD@";
-  const size_t at = kTemplate.find(marker);
-  if (at == std::string_view::npos || kTemplate.find(marker, at + 1) != std::string_view::npos)
-    throw std::logic_error("repro template: needs exactly one payload marker");
+  for (auto& l : lines) literal += (literal.empty() ? "" : "\n    ") + py_string_literal(l + "\n");
+  const std::string_view marker = "\"@PAYLOAD@\"";
+  const size_t at = kTemplate.find(marker), first = kTemplate.find("@PAYLOAD@");
+  if (at == std::string_view::npos || first != at + 1 || kTemplate.find("@PAYLOAD@", first + 1) != std::string_view::npos)
+    throw std::logic_error("repro template: needs exactly one payload marker, the literal \"@PAYLOAD@\"");
   std::string script(kTemplate.substr(0, at));
   script += literal;
   script += kTemplate.substr(at + marker.size());

@@ -1,5 +1,6 @@
 // Library code for `flce repro` / `flce minimize --pin` (torch-free).
 #include "fuzz/repro.hpp"
+#include "report/write.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -34,30 +35,6 @@ std::string read_text(const fs::path& p) {
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
   return fs::equivalent(a, b, ec) && !ec;
-}
-
-// Write `text` to `path` through a temp file in the same directory and rename(2):
-// readers see the old or the new file, never a torn one.
-void write_atomically(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    fs::remove(tmp);
-    throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " + why);
-  }
 }
 
 // Exclusive flock(2) on a directory for the lifetime of the object.
@@ -180,8 +157,8 @@ std::string pin_case(const std::string& corpus_dir, const Case& c, const PinEntr
   if (updated.back() != '\n') updated += '\n';
 
   fs::create_directories(case_file.parent_path());
-  write_atomically(case_file, to_json(c) + "\n");
-  write_atomically(expectations, updated);
+  write_atomic(case_file, to_json(c) + "\n");
+  write_atomic(expectations, updated);
   return case_file.string();
 }
 

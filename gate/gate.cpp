@@ -1,6 +1,7 @@
 // Library code for `flce gate`: specs, the case list, the two worker runs, the diff.
 #include "gate/gate.hpp"
-#include "report/xml_escape.hpp"
+#include "report/junit.hpp"
+#include "report/markdown.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -365,14 +366,8 @@ std::string config_of(const Case& c) {
   return s;
 }
 
-std::string code(const std::string& s) { return "`" + s + "`"; }
-
-// A Markdown table cell: one line, no pipes, bounded.
-std::string md_cell(std::string s) {
-  for (char& ch : s)
-    if (ch == '\n' || ch == '|') ch = ' ';
-  return s.size() > 160 ? s.substr(0, 160) + "…" : s;
-}
+// An error message in a table cell: bounded (the renderer keeps it on one line).
+std::string clip(const std::string& s) { return s.size() > 160 ? s.substr(0, 160) + "…" : s; }
 
 // What the first failing oracle said: the error it matched, or the judge finding.
 std::string why_of(const RunReport& r) {
@@ -417,72 +412,74 @@ nlohmann::ordered_json side_json(const RunReport& r) {
 
 std::string gate_markdown(const GateReport& r) {
   const int reg = r.regressions(), fixed = r.count(GateVerdict::FIXED) + r.count(GateVerdict::NEW_PASS);
-  std::string s = fmt::format("## flce gate: {} — base {} → candidate {}\n\n",
-                              reg ? fmt::format("❌ {} regression{}", reg, reg == 1 ? "" : "s") : "✅ no regressions",
-                              code(r.opt.base.text), code(r.opt.candidate.text));
+  Markdown md;
+  md.heading(2, fmt::format("flce gate: {} — base {} → candidate {}",
+                            reg ? fmt::format("❌ {} regression{}", reg, reg == 1 ? "" : "s") : "✅ no regressions",
+                            md_code(r.opt.base.text), md_code(r.opt.candidate.text)));
   int n_corpus = 0, n_sample = 0, n_fuzz = 0;
   for (auto& row : r.rows) (row.gc.source == "corpus" ? n_corpus : row.gc.source == "sample" ? n_sample : n_fuzz)++;
-  s += fmt::format("{} cases ({} pinned, {} sampled with seed {}{}) · {} judged · {} skipped · {} fixed · {:.0f} s\n\n",
-                   r.rows.size(), n_corpus, n_sample, r.opt.seed, n_fuzz ? fmt::format(", {} fuzzed", n_fuzz) : "",
-                   r.judged(), r.count(GateVerdict::SKIPPED), fixed, r.wall_s);
-  s += fmt::format("| | subject | version | torch | python |\n|---|---|---|---|---|\n");
-  s += fmt::format("| base | {} | {} | {} | {} |\n", code(r.opt.base.subject), r.base_version, r.base_env.torch, r.base_env.python);
-  s += fmt::format("| candidate | {} | {} | {} | {} |\n\n", code(r.opt.candidate.subject), r.candidate_version,
-                   r.candidate_env.torch, r.candidate_env.python);
+  md.paragraph(fmt::format("{} cases ({} pinned, {} sampled with seed {}{}) · {} judged · {} skipped · {} fixed · {:.0f} s",
+                           r.rows.size(), n_corpus, n_sample, r.opt.seed, n_fuzz ? fmt::format(", {} fuzzed", n_fuzz) : "",
+                           r.judged(), r.count(GateVerdict::SKIPPED), fixed, r.wall_s));
+  md.add(Table{{"", "subject", "version", "torch", "python"},
+               {{"base", md_code(r.opt.base.subject), r.base_version, r.base_env.torch, r.base_env.python},
+                {"candidate", md_code(r.opt.candidate.subject), r.candidate_version, r.candidate_env.torch,
+                 r.candidate_env.python}}});
   if (!r.groups.empty()) {
-    s += "### Regressions by configuration\n\n| configuration | cases | candidate error | ids |\n|---|---|---|---|\n";
+    md.heading(3, "Regressions by configuration");
+    Table groups{{"configuration", "cases", "candidate error", "ids"}, {}};
     for (auto& g : r.groups) {
       std::string ids;
-      for (size_t i : g.rows) ids += (ids.empty() ? "" : ", ") + code(r.rows[i].gc.id);
-      s += fmt::format("| {} | {} | {} | {} |\n", g.title(), g.rows.size(), md_cell(why_of(*r.rows[g.rows[0]].candidate)),
-                       ids);
+      for (size_t i : g.rows) ids += (ids.empty() ? "" : ", ") + md_code(r.rows[i].gc.id);
+      groups.row({g.title(), std::to_string(g.rows.size()), clip(why_of(*r.rows[g.rows[0]].candidate)), ids});
     }
-    s += "\n### Regressed cases\n\n| case | configuration | base | candidate | verdict |\n|---|---|---|---|---|\n";
+    md.add(groups);
+    md.heading(3, "Regressed cases");
+    Table cases{{"case", "configuration", "base", "candidate", "verdict"}, {}};
     for (auto& row : r.rows)
       if (is_regression(row.verdict))
-        s += fmt::format("| {} | {} | {} | {} | {} |\n", code(row.gc.id), config_of(row.gc.c), code(row.base->outcome),
-                         code(row.candidate->outcome), name(row.verdict));
-    s += "\n";
+        cases.row({md_code(row.gc.id), config_of(row.gc.c), md_code(row.base->outcome), md_code(row.candidate->outcome),
+                   std::string(name(row.verdict))});
+    md.add(cases);
   }
   if (r.count(GateVerdict::STILL_FAILING)) {
-    s += "### Still failing to compile, with another signature (not failing the gate; `--strict-changes` fails it)\n\n"
-         "| case | configuration | base | candidate | candidate error |\n|---|---|---|---|---|\n";
+    md.heading(3, "Still failing to compile, with another signature (not failing the gate; `--strict-changes` fails it)");
+    Table still{{"case", "configuration", "base", "candidate", "candidate error"}, {}};
     for (auto& row : r.rows)
       if (row.verdict == GateVerdict::STILL_FAILING)
-        s += fmt::format("| {} | {} | {} | {} | {} |\n", code(row.gc.id), config_of(row.gc.c), code(row.base->outcome),
-                         code(row.candidate->outcome), md_cell(why_of(*row.candidate)));
-    s += "\n";
+        still.row({md_code(row.gc.id), config_of(row.gc.c), md_code(row.base->outcome), md_code(row.candidate->outcome),
+                   clip(why_of(*row.candidate))});
+    md.add(still);
   }
   if (fixed) {
-    s += "### Fixed (failed on base, pass on candidate)\n\n| case | configuration | base |\n|---|---|---|\n";
+    md.heading(3, "Fixed (failed on base, pass on candidate)");
+    Table fixes{{"case", "configuration", "base"}, {}};
     for (auto& row : r.rows)
       if (row.verdict == GateVerdict::FIXED || row.verdict == GateVerdict::NEW_PASS)
-        s += fmt::format("| {} | {} | {} |\n", code(row.gc.id), config_of(row.gc.c), code(row.base->outcome));
-    s += "\n";
+        fixes.row({md_code(row.gc.id), config_of(row.gc.c), md_code(row.base->outcome)});
+    md.add(fixes);
   }
   auto drift = notable_drift(r);
   double max_drift = 0;
   for (auto& row : r.rows)
     for (auto& d : row.drift) max_drift = std::max(max_drift, std::fabs(d.candidate - d.base));
-  s += fmt::format("### Numeric drift inside bounds (not failing)\n\nlargest |Δ err/bound| over {} passing cases: {:.3g}\n\n",
-                   r.count(GateVerdict::SAME_PASS), max_drift);
+  md.heading(3, "Numeric drift inside bounds (not failing)");
+  md.paragraph(fmt::format("largest |Δ err/bound| over {} passing cases: {:.3g}", r.count(GateVerdict::SAME_PASS), max_drift));
   if (!drift.empty()) {
-    s += "| case | oracle | output | base err/bound | candidate err/bound |\n|---|---|---|---|---|\n";
+    Table t{{"case", "oracle", "output", "base err/bound", "candidate err/bound"}, {}};
     for (size_t i = 0; i < drift.size() && i < 10; ++i)
-      s += fmt::format("| {} | {} | {} | {:.3g} | {:.3g} |\n", code(drift[i].first->gc.id), drift[i].second.oracle,
-                       drift[i].second.output, drift[i].second.base, drift[i].second.candidate);
-    s += "\n";
+      t.row({md_code(drift[i].first->gc.id), drift[i].second.oracle, drift[i].second.output,
+             fmt::format("{:.3g}", drift[i].second.base), fmt::format("{:.3g}", drift[i].second.candidate)});
+    md.add(t);
   }
-  std::string rest;
+  Details rest{"Unchanged and skipped cases", {{"case", "verdict", "outcome"}, {}}};
   for (auto& row : r.rows)
     if (!is_regression(row.verdict) && row.verdict != GateVerdict::FIXED && row.verdict != GateVerdict::NEW_PASS &&
         row.verdict != GateVerdict::STILL_FAILING)
-      rest += fmt::format("| {} | {} | {} |\n", code(row.gc.id), name(row.verdict),
-                          row.verdict == GateVerdict::SKIPPED ? row.skip_reason : code(row.base->outcome));
-  if (!rest.empty())
-    s += "<details><summary>Unchanged and skipped cases</summary>\n\n| case | verdict | outcome |\n|---|---|---|\n" + rest +
-         "\n</details>\n";
-  return s;
+      rest.table.row({md_code(row.gc.id), std::string(name(row.verdict)),
+                      row.verdict == GateVerdict::SKIPPED ? row.skip_reason : md_code(row.base->outcome)});
+  if (!rest.table.rows.empty()) md.add(rest);
+  return render_markdown(md);
 }
 
 nlohmann::ordered_json gate_json(const GateReport& r) {
@@ -525,31 +522,26 @@ nlohmann::ordered_json gate_json(const GateReport& r) {
 }
 
 std::string gate_junit(const GateReport& r) {
-  std::string body;
+  JUnitSuite suite{"flce gate " + r.opt.base.text + " -> " + r.opt.candidate.text, r.wall_s, {}};
   for (auto& row : r.rows) {
-    body += fmt::format("    <testcase classname=\"flce.gate.{}\" name=\"{}\" time=\"{:.3f}\">\n", row.gc.source,
-                        xml_escape(row.gc.id), row.wall_s);
+    JUnitCase c{"flce.gate." + row.gc.source, row.gc.id, row.wall_s, JUnitPass{}};
     if (row.verdict == GateVerdict::SKIPPED) {
-      body += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(row.skip_reason));
+      c.result = JUnitSkipped{row.skip_reason};
     } else if (is_regression(row.verdict)) {
       std::string detail = config_of(row.gc.c);
       for (auto& o : row.candidate->oracles)
         if (o.signature) detail += "\n" + o.signature->id + ": " + o.signature->matched;
-      body += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", name(row.verdict),
-                          xml_escape(fmt::format("{}: base {} -> candidate {}", name(row.verdict), row.base->outcome,
-                                                 row.candidate->outcome)),
-                          xml_escape(detail));
+      c.result = JUnitFailure{std::string(name(row.verdict)),
+                              fmt::format("{}: base {} -> candidate {}", name(row.verdict), row.base->outcome,
+                                          row.candidate->outcome),
+                              detail};
     } else {
-      body += fmt::format("      <system-out>{}: base {} | candidate {}</system-out>\n", name(row.verdict),
-                          xml_escape(row.base->outcome), xml_escape(row.candidate->outcome));
+      c.result = JUnitPass{fmt::format("{}: base {} | candidate {}", name(row.verdict), row.base->outcome,
+                                       row.candidate->outcome)};
     }
-    body += "    </testcase>\n";
+    suite.cases.push_back(std::move(c));
   }
-  return fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
-      "skipped=\"{}\" time=\"{:.3f}\">\n{}  </testsuite>\n</testsuites>\n",
-      xml_escape("flce gate " + r.opt.base.text + " -> " + r.opt.candidate.text), r.rows.size(), r.regressions(),
-      r.count(GateVerdict::SKIPPED), r.wall_s, body);
+  return render_junit({{suite}});
 }
 
 }  // namespace flce

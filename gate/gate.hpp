@@ -108,6 +108,7 @@ struct GateSetupError : std::runtime_error {
 };
 GateReport run_gate(const GateOptions& opt);
 
+// gate.md (the PR comment), gate.json, gate.xml (JUnit); Markdown and JUnit through report/.
 std::string gate_markdown(const GateReport& r);
 nlohmann::ordered_json gate_json(const GateReport& r);
 std::string gate_junit(const GateReport& r);

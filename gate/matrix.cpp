@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "oracles/subject_worker.hpp"
+#include "report/markdown.hpp"
 
 namespace flce {
 
@@ -265,37 +266,38 @@ std::string matrix_text(const MatrixReport& r) {
 }
 
 std::string matrix_markdown(const MatrixReport& r) {
-  std::string s;
+  Markdown md;
+  List envs;
   for (auto& c : r.cols)
-    s += c.error.empty() ? fmt::format("- `{}`: torch {}, Python {}, triton {}{}\n", c.env.python, c.info.torch, c.info.python,
-                                       c.info.triton.empty() ? "-" : c.info.triton, c.info.gpu.empty() ? ", CPU" : ", " + c.info.gpu)
-                         : fmt::format("- `{}`: cannot start: {}\n", c.env.python, c.error.substr(0, 200));
-  s += "\n| case | subject |";
-  std::string sep = "|---|---|";
-  for (auto& c : r.cols) {
-    s += " " + col_title(c) + " |";
-    sep += "---|";
-  }
-  s += "\n" + sep + "\n";
+    envs.items.push_back(c.error.empty()
+                             ? fmt::format("{}: torch {}, Python {}, triton {}{}", md_code(c.env.python), c.info.torch,
+                                           c.info.python, c.info.triton.empty() ? "-" : c.info.triton,
+                                           c.info.gpu.empty() ? ", CPU" : ", " + c.info.gpu)
+                             : fmt::format("{}: cannot start: {}", md_code(c.env.python), c.error.substr(0, 200)));
+  md.add(envs);
+  Table table{{"case", "subject"}, {}};
+  for (auto& c : r.cols) table.columns.push_back(col_title(c));
   std::string omitted;
   for (size_t i = 0; i < r.rows.size(); ++i) {
     if (all_skipped(r.cells[i])) {
       omitted += fmt::format(" `{}` (`{}`)", r.rows[i].id, r.rows[i].subject);
       continue;
     }
-    s += fmt::format("| `{}` | `{}` |", r.rows[i].id, r.rows[i].subject);
+    std::vector<std::string> line{md_code(r.rows[i].id), md_code(r.rows[i].subject)};
     for (auto& c : r.cells[i]) {
-      std::string t = "`" + short_outcome(c.outcome) + "`";
+      std::string t = md_code(short_outcome(c.outcome));
       if (marked(r.rows[i], c))
         t += c.expected.empty() ? " (no expectation for this torch)"
                                 : fmt::format(" ({}; expected `{}`)", c.verdict, short_outcome(c.expected));
-      s += " " + t + " |";
+      line.push_back(t);
     }
-    s += "\n";
+    table.row(std::move(line));
   }
-  if (!omitted.empty()) s += "\nOmitted (need CUDA in every environment):" + omitted + "\n";
-  s += "\nLadder (eager → aot_eager → aot_eager_decomp_partition → inductor) and cause of each failing cell; torch "
-       "versions that fail the same way share a line:\n\n";
+  md.add(table);
+  if (!omitted.empty()) md.paragraph("Omitted (need CUDA in every environment):" + omitted);
+  md.paragraph("Ladder (eager → aot_eager → aot_eager_decomp_partition → inductor) and cause of each failing cell; torch "
+               "versions that fail the same way share a line:");
+  List causes;
   for (size_t i = 0; i < r.rows.size(); ++i) {
     std::vector<std::pair<std::string, std::string>> lines;  // detail -> versions
     for (size_t k = 0; k < r.cols.size(); ++k) {
@@ -308,9 +310,11 @@ std::string matrix_markdown(const MatrixReport& r) {
       else it->second += ", " + r.cols[k].info.torch;
     }
     for (auto& [detail, versions] : lines)
-      s += fmt::format("- `{}` `{}`, torch {}: {}\n", r.rows[i].id, r.rows[i].subject, versions, detail);
+      causes.items.push_back(
+          fmt::format("{} {}, torch {}: {}", md_code(r.rows[i].id), md_code(r.rows[i].subject), versions, detail));
   }
-  return s;
+  md.add(causes);
+  return render_markdown(md);
 }
 
 nlohmann::ordered_json matrix_json(const MatrixReport& r) {

@@ -74,7 +74,7 @@ std::string expectation_verdict(const std::string& expected, const std::string& 
 
 MatrixReport run_matrix(const MatrixOptions& opt);
 std::string matrix_text(const MatrixReport& r);
-std::string matrix_markdown(const MatrixReport& r);
+std::string matrix_markdown(const MatrixReport& r);  // through report/markdown.hpp
 nlohmann::ordered_json matrix_json(const MatrixReport& r);
 
 }  // namespace flce

@@ -28,6 +28,7 @@ OracleOutcome outcome_of(const std::string& oracle, const std::string& backend, 
   o.phase = r.phase;
   o.paths = r.paths;
   o.wall_ms = r.wall_ms;
+  o.transfer_ms = r.transfer_ms;
   if (r.status == SubjectStatus::OK) {
     JudgeOptions jo;
     jo.dtype_reference = eager;
@@ -246,6 +247,7 @@ nlohmann::ordered_json report_json(const RunReport& r) {
     oj["backend"] = o.backend;
     oj["status"] = name(o.status);
     oj["wall_ms"] = o.wall_ms;
+    oj["transfer_ms"] = o.transfer_ms;
     oj["paths"] = o.paths;
     if (!o.reason.empty()) oj["reason"] = o.reason;
     if (o.signature) {

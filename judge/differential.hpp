@@ -47,6 +47,7 @@ struct OracleOutcome {
   std::string reason, phase;
   std::vector<std::string> paths;
   double wall_ms = 0;
+  double transfer_ms = 0;  // inputs to and outputs from the subject host (shared memory)
   double vs_eager = -1;  // compiled: max |compiled - eager| / bound (-1: not compared)
   bool pass() const { return status == SubjectStatus::OK && verdict && verdict->pass(); }
 };

@@ -88,10 +88,8 @@ SubjectResult worker_failure(const std::string& type, const std::string& why) {
 }  // namespace
 
 std::string default_python() {
-  // FLCE_SUBJECT_PYTHON=1 once chose the child host over the embedded one; it is the only
-  // host now, so only a path means anything.
   const char* v = std::getenv("FLCE_SUBJECT_PYTHON");
-  if (v && *v && std::string(v) != "0" && std::string(v) != "1") return v;
+  if (v && *v) return v;
   return FLCE_PYTHON_EXECUTABLE;
 }
 

@@ -44,7 +44,8 @@ def peak_extra(fn, *leaves):
 def gemm_rate():
     # bf16 GEMM rate on random data, the shape class of FLCE's GEMMs (rotating inputs).
     m, n, k = 8192, 16384, 4096
-    sets = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, n, device="cuda", dtype=torch.bfloat16)) for _ in range(3)]
+    bf16 = dict(device="cuda", dtype=torch.bfloat16)
+    sets = [(torch.randn(m, k, **bf16), torch.randn(k, n, **bf16)) for _ in range(3)]
     i = [0]
 
     def run():
@@ -54,6 +55,35 @@ def gemm_rate():
 
     ms = timed(run)
     return 2 * m * n * k / (ms * 1e-3)
+
+
+def bench_shape(bt, h, v, rate, liger):
+    """One table row per implementation for one shape; the tensors die with the call."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = (torch.randn(bt, h, device="cuda", generator=g) * 0.5).to(torch.bfloat16).requires_grad_()
+    w = (torch.randn(v, h, device="cuda", generator=g) / h**0.5).to(torch.bfloat16).requires_grad_()
+    t = torch.randint(0, v, (bt,), device="cuda", generator=g)
+    floor_ms = 6 * bt * h * v / rate * 1e3
+
+    def step(fn):
+        def run():
+            x.grad = w.grad = None
+            fn().backward()
+        return run
+
+    impls = []
+    if liger is not None:
+        impls.append(("liger accum fp32", step(lambda: liger(x, w, t, accum_dtype=torch.float32))))
+        impls.append(("liger default", step(lambda: liger(x, w, t))))
+    impls.append(("naive materialized", step(lambda: F.cross_entropy((x @ w.t()).float(), t))))
+    for name, run in impls:
+        try:
+            ms = timed(run)
+            mem = peak_extra(run, x, w)
+            print(f"{bt:>5} {h:>5} {v:>7} {name:<22} {ms:>10.2f} {floor_ms:>9.2f} {ms / floor_ms:>8.2f} {mem:>15.2f}")
+        except torch.OutOfMemoryError:
+            print(f"{bt:>5} {h:>5} {v:>7} {name:<22} {'OOM':>10}")
+            torch.cuda.empty_cache()
 
 
 def main():
@@ -67,34 +97,10 @@ def main():
         liger = None
     rate = gemm_rate()
     print(f"torch {torch.__version__}  GPU {torch.cuda.get_device_name()}  bf16 GEMM rate {rate / 1e12:.0f} TFLOP/s")
-    print(f"{'BT':>5} {'H':>5} {'V':>7} {'impl':<22} {'median ms':>10} {'floor ms':>9} {'x floor':>8} {'peak extra GiB':>15}")
+    print(f"{'BT':>5} {'H':>5} {'V':>7} {'impl':<22} {'median ms':>10} {'floor ms':>9} {'x floor':>8} "
+          f"{'peak extra GiB':>15}")
     for bt, h, v in SHAPES:
-        g = torch.Generator(device="cuda").manual_seed(0)
-        x = (torch.randn(bt, h, device="cuda", generator=g) * 0.5).to(torch.bfloat16).requires_grad_()
-        w = (torch.randn(v, h, device="cuda", generator=g) / h**0.5).to(torch.bfloat16).requires_grad_()
-        t = torch.randint(0, v, (bt,), device="cuda", generator=g)
-        floor_ms = 6 * bt * h * v / rate * 1e3
-
-        def step(fn):
-            def run():
-                x.grad = w.grad = None
-                fn().backward()
-            return run
-
-        impls = []
-        if liger is not None:
-            impls.append(("liger accum fp32", step(lambda: liger(x, w, t, accum_dtype=torch.float32))))
-            impls.append(("liger default", step(lambda: liger(x, w, t))))
-        impls.append(("naive materialized", step(lambda: F.cross_entropy((x @ w.t()).float(), t))))
-        for name, run in impls:
-            try:
-                ms = timed(run)
-                mem = peak_extra(run, x, w)
-                print(f"{bt:>5} {h:>5} {v:>7} {name:<22} {ms:>10.2f} {floor_ms:>9.2f} {ms / floor_ms:>8.2f} {mem:>15.2f}")
-            except torch.OutOfMemoryError:
-                print(f"{bt:>5} {h:>5} {v:>7} {name:<22} {'OOM':>10}")
-                torch.cuda.empty_cache()
-        del x, w, t
+        bench_shape(bt, h, v, rate, liger)
         torch.cuda.empty_cache()
     return 0
 

@@ -96,14 +96,18 @@ def run(args):
 
 
 def table():
-    rows = [json.loads(l) for l in open(ROWS)] if os.path.exists(ROWS) else []
+    rows = []
+    if os.path.exists(ROWS):
+        with open(ROWS) as f:
+            rows = [json.loads(line) for line in f]
     if not rows:
         print("compare_fixes: no rows")
         return 1
     r0 = rows[0]
     print(f"torch {r0['torch']} | {r0['gpu']} | BTxHxV {r0['shape']} | bf16, accum_dtype=fp32 | "
           "errors vs fp64 autograd (rel. Frobenius; loss abs)\n")
-    print("| fix | mode | outcome | fwd+bwd ms | first call s | loss err | grad_input err | grad_weight err | grad_weight dtype |")
+    print("| fix | mode | outcome | fwd+bwd ms | first call s | loss err | grad_input err | grad_weight err "
+          "| grad_weight dtype |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for mode in ("eager", "compiled"):

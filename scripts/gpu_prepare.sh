@@ -3,7 +3,7 @@
 # GPU box lacks, so scripts/gpu_run.sh can build and test offline there.
 #   .carry/root/usr/...   RapidCheck, nlohmann-json, CLI11, fmt (+ libfmt.so.9) from Debian .debs
 #   .carry/libfuzzer/     libFuzzer runtime archives (clang 14)
-#   .carry/wheels/        liger-kernel==0.8.5 wheel (installed there with --no-deps)
+#   .carry/wheels/        liger-kernel==0.8.5 and the pinned ruff wheels (installed there with --no-deps)
 #   .carry/liger/NAME/src Liger-Kernel source trees for `flce gate` (PRs #1324, #1328 and
 #                         their merge bases), exported from a mirror (LIGER_MIRROR, a bare
 #                         git repository with refs/pull/*); skipped with a note when absent
@@ -50,11 +50,11 @@ else
   log "libFuzzer runtime: already copied"
 fi
 
+PIP=(python3 -m pip)
+[[ -x $ROOT/.venv/bin/pip ]] && PIP=("$ROOT/.venv/bin/pip")
 # 3. The liger-kernel wheel (pure Python), no dependencies.
 if ! compgen -G "$CARRY/wheels/liger_kernel-0.8.5-*.whl" >/dev/null; then
   mkdir -p "$CARRY/wheels"
-  PIP=(python3 -m pip)
-  [[ -x $ROOT/.venv/bin/pip ]] && PIP=("$ROOT/.venv/bin/pip")
   log "pip download liger-kernel==0.8.5"
   "${PIP[@]}" download -q --disable-pip-version-check --no-deps liger-kernel==0.8.5 -d "$CARRY/wheels" ||
     die "pip download liger-kernel==0.8.5"
@@ -62,6 +62,14 @@ else
   log "liger wheel: already downloaded"
 fi
 
+# The Python linter the test suite runs (python_lint), at the version requirements.txt pins.
+RUFF=$(grep -E '^ruff==' requirements.txt | head -1)
+if [[ -n $RUFF ]] && ! compgen -G "$CARRY/wheels/ruff-${RUFF#ruff==}-*.whl" >/dev/null; then
+  log "pip download $RUFF (manylinux x86_64)"
+  "${PIP[@]}" download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --python-version 3.12 "$RUFF" -d "$CARRY/wheels" ||
+    die "pip download $RUFF"
+fi
 
 # 4. Liger-Kernel trees for the gate demonstrations (never committed: .carry is ignored).
 LIGER_MIRROR=${LIGER_MIRROR:-/work/.mirror/linkedin+Liger-Kernel/repo}

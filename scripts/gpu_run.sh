@@ -10,7 +10,7 @@
 #   FLCE_BUILD_DIR (default build)     FLCE_BENCH_BUDGETS (default "384 1536": extra --budget-mib rows)
 #   FLCE_CTEST_JOBS (default 8)
 #   FLCE_STEPS (default "gpu_tests bench runs ctest": the GPU suite and the benchmark in one
-#     call). Others: probe (toolchain/exception facts), fixes (flce_workaround vs Liger PR
+#     call). Others: fixes (flce_workaround vs Liger PR
 #     #1328, scripts/compare_fixes.py), campaign (vs Liger on every GPU), gate (Liger PRs
 #     #1324 and #1328 against their merge bases); need .carry/liger from gpu_prepare.sh.
 #     Steps without gpu_tests/bench/ctest build the flce binary only.
@@ -67,9 +67,16 @@ else
   record liger FAIL "liger wheel ${WHEEL:-not found in .carry} did not install (setup.log)"
 fi
 
+RUFF_WHL=$(find "$CARRY" -maxdepth 2 -name 'ruff-*.whl' 2>/dev/null | sort | head -1)
+if [[ -n $RUFF_WHL ]] && python3 -m pip install -q --no-index --no-deps --target "$SITE" --upgrade "$RUFF_WHL" >>"$OUT/setup.log" 2>&1; then
+  record ruff ok "$(basename "$RUFF_WHL") -> $SITE (python_lint)"
+else
+  record ruff FAIL "ruff wheel ${RUFF_WHL:-not found in .carry} did not install (setup.log)"
+fi
+
 TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>>"$OUT/setup.log")
-# The box's default /opt/gcc g++ links libstdc++ statically; the embedded Python host must
-# share libtorch's shared libstdc++ (see cmake/FlceTorch.cmake), so prefer the system g++.
+# The box's default /opt/gcc g++ links libstdc++ statically; the one libtorch-linked test
+# (flce_torch_tests) must share libtorch's shared libstdc++, so prefer the system g++.
 CXX_FLAGS=()
 if [[ -x /usr/bin/g++ ]]; then
   CXX_FLAGS=(-DCMAKE_CXX_COMPILER=/usr/bin/g++ -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++)
@@ -88,7 +95,7 @@ else
 fi
 
 # ---- build: the CUDA reference targets first, so a slow torch build cannot starve them ----
-# Steps that only drive the CLI (runs, fixes, campaign, gate, probe) need the flce binary alone.
+# Steps that only drive the CLI (runs, fixes, campaign, gate) need the flce binary alone.
 NEED_ALL=0
 for s in gpu_tests bench ctest; do want $s && NEED_ALL=1; done
 if ((!NEED_ALL)); then
@@ -168,42 +175,6 @@ fi
 
 # ---- the differential loop on Liger itself (issue evidence: seed case, default, workaround) ----
 LIGER=$CARRY/liger
-# Two defects of the embedded host seen only on this box (BENCHMARKS.md, "GPU box host"):
-# a C++ exception thrown inside the flce process segfaults unless libstdc++ and libgcc_s are
-# preloaded (probe: `flce gate` with a bad SPEC exits 139 without, 2 with), and every C++
-# exception raised inside torch reads as null in the embedded interpreter ("e_ptr INTERNAL
-# ASSERT FAILED", with or without the preload) while python3 itself is fine. So the steps
-# preload the runtime and run subjects in a child python3 (FLCE_SUBJECT_PYTHON=1).
-# FLCE_NO_PRELOAD=1 / FLCE_SUBJECT_PYTHON=0 turn them off; the probe step runs without.
-PRELOAD=$(g++ -print-file-name=libgcc_s.so.1):$(g++ -print-file-name=libstdc++.so.6)
-if want probe; then
-  :
-elif [[ -z ${FLCE_NO_PRELOAD:-} && -f ${PRELOAD%%:*} && -f ${PRELOAD##*:} ]]; then
-  export LD_PRELOAD=$PRELOAD
-  export FLCE_SUBJECT_PYTHON=${FLCE_SUBJECT_PYTHON:-1}
-  record preload ok "LD_PRELOAD=$PRELOAD FLCE_SUBJECT_PYTHON=$FLCE_SUBJECT_PYTHON"
-fi
-if want probe && [[ -x $BUILD/flce ]]; then
-  # Facts for the embedded host's C++ runtime: which libraries are first in the global
-  # scope, and who else exports the exception ABI (see cmake/FlceTorch.cmake).
-  {
-    echo "## NEEDED of flce"; readelf -d "$BUILD/flce" | grep NEEDED | head -6
-    LIBPY=$(python3 -c 'import sysconfig,os;print(os.path.join(sysconfig.get_config_var("LIBDIR"),sysconfig.get_config_var("LDLIBRARY")))')
-    echo "## $LIBPY ($(readlink -f "$LIBPY")) exports:"
-    nm -D --defined-only "$LIBPY" 2>&1 | grep -E ' (__cxa_|_Unwind_|__gxx_personality|_ZSt17current_exception|_ZSt9terminate)' | head -12
-    echo "## python3: $(readlink -f "$(command -v python3)")"
-    for pre in "" "$(g++ -print-file-name=libgcc_s.so.1):$(g++ -print-file-name=libstdc++.so.6)"; do
-      echo "## flce run model-bf16-default (LD_PRELOAD='$pre')"
-      LD_PRELOAD=$pre timeout 120 "$BUILD/flce" run corpus/cases/model-bf16-default.json --subject model 2>&1 | grep -E '^(compiled|outcome|first)'
-      echo "## flce gate --base subject=model,python=/nonexistent (expects exit 2) (LD_PRELOAD='$pre')"
-      LD_PRELOAD=$pre timeout 60 "$BUILD/flce" gate --base subject=model,python=/nonexistent/bin/python --candidate subject=model --no-corpus --sample 1 >/dev/null 2>&1
-      echo "exit $?"
-    done
-  } >"$OUT/probe.log" 2>&1
-  record probe ok "probe.log: $(grep -c '^outcome: pass' "$OUT/probe.log") of 2 passes, gate exits $(grep '^exit' "$OUT/probe.log" | tr '\n' ' ')"
-  cat "$OUT/probe.log"
-fi
-
 if want runs && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
   {
     "$BUILD/flce" env

@@ -227,15 +227,10 @@ elseif(PART STREQUAL "resume_after_kill")
 elseif(PART STREQUAL "isolation")
   # A segfaulting and a hanging subject each cost one case: the campaign restarts the
   # worker and goes on (two cases each), saving the case and the worker's last words. The
-  # same holds when the subject runs in a child python (FLCE_SUBJECT_PYTHON, the GPU box's
-  # mode): its death is the case's crash, not a restarted interpreter that then times out.
-  foreach(run segfault hang segfault_child)
-    string(REPLACE "_child" "" subject ${run})
-    if(run STREQUAL "segfault_child")
-      set(ENV{FLCE_SUBJECT_PYTHON} 1)
-    else()
-      unset(ENV{FLCE_SUBJECT_PYTHON})
-    endif()
+  # subject's death in its host process is the case's crash, not a restarted interpreter
+  # that then times out.
+  foreach(run segfault hang)
+    set(subject ${run})
     if(subject STREQUAL "segfault")
       set(sig "crash:SIGSEGV@eager")
     else()
@@ -259,7 +254,6 @@ elseif(PART STREQUAL "isolation")
       require("${run}: the worker log lacks the Python fault trace" wlog MATCHES "Segmentation fault")
     endif()
   endforeach()
-  unset(ENV{FLCE_SUBJECT_PYTHON})
   # A result that poisons the CUDA context (simulated: the text is what counts) ends its
   # worker; the campaign restarts it before the next case, which must not become a crash.
   file(WRITE ${WORK}/plug/poison_subject.py
@@ -279,30 +273,40 @@ elseif(PART STREQUAL "isolation")
   # A campaign's families are fixed: resuming with another --family is refused, named.
   campaign(2 --minutes 3 --out ${D} --subject poison_subject:flce --subject-path ${WORK}/plug --family 4 --quiet)
   require("--family change not named" ERR MATCHES "--family 4: .* holds a campaign with --family 32")
-  # The parent never starts Python or torch (only the workers import it); each worker runs
-  # in its own process group (a timeout kills its compile workers too) under the memory limit.
+  # Neither the campaign nor its workers start Python or torch: each worker's subject host
+  # (a child Python of the worker) imports it. Each worker runs in its own process group (a
+  # timeout kills its subject host and compile workers too) under the memory limit, which its
+  # subject host inherits.
   execute_process(COMMAND sh -c "'${FLCE}' campaign --minutes 1 --max-cases 1 --out ${WORK}/probe --subject hang --workers 1 --case-timeout 8 --worker-mem-gib 4 --quiet --minimize-s 0 </dev/null >${WORK}/probe.log 2>&1 & echo $!"
                   OUTPUT_VARIABLE BG_PID OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(checked FALSE)
   foreach(i RANGE 120)
     execute_process(COMMAND ${CMAKE_COMMAND} -E sleep 0.25)
     execute_process(COMMAND pgrep -P ${BG_PID} OUTPUT_VARIABLE wpid OUTPUT_STRIP_TRAILING_WHITESPACE)
-    if(wpid AND EXISTS /proc/${wpid}/maps)
-      file(READ /proc/${wpid}/maps wmaps)
-      if(wmaps MATCHES "torch/_C[.]cpython")
+    if(NOT wpid)
+      continue()
+    endif()
+    execute_process(COMMAND pgrep -P ${wpid} OUTPUT_VARIABLE hpid OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(hpid AND EXISTS /proc/${hpid}/maps)
+      file(READ /proc/${hpid}/maps hmaps)
+      if(hmaps MATCHES "torch/_C[.]cpython")
         file(READ /proc/${BG_PID}/maps pmaps)
         require("the campaign parent imported torch" NOT pmaps MATCHES "torch/_C[.]cpython")
+        file(READ /proc/${wpid}/maps wmaps)
+        require("the campaign worker itself imported torch" NOT wmaps MATCHES "torch/_C[.]cpython|libpython")
         file(READ /proc/${wpid}/stat wstat)
         string(REGEX MATCH "^[0-9]+ [(][^)]*[)] . [0-9]+ ([0-9]+)" m "${wstat}")
         require("worker ${wpid} not its own process group (${CMAKE_MATCH_1})" CMAKE_MATCH_1 EQUAL wpid)
-        file(STRINGS /proc/${wpid}/limits lim REGEX "Max data size")
-        require("worker memory limit not set: ${lim}" lim MATCHES "4294967296 +4294967296")
+        foreach(p ${wpid} ${hpid})
+          file(STRINGS /proc/${p}/limits lim REGEX "Max data size")
+          require("memory limit not set on ${p}: ${lim}" lim MATCHES "4294967296 +4294967296")
+        endforeach()
         set(checked TRUE)
         break()
       endif()
     endif()
   endforeach()
-  require("never saw a worker with torch loaded" checked)
+  require("never saw a worker's subject host with torch loaded" checked)
   foreach(i RANGE 120)  # the case times out after 8 s; the campaign then ends
     execute_process(COMMAND kill -0 ${BG_PID} RESULT_VARIABLE alive ERROR_QUIET)
     if(NOT alive EQUAL 0)

@@ -1,7 +1,7 @@
-"""A Python stand-in for the host's case defaults and input generation (self-checks only).
+"""A Python stand-in for flce's case defaults and input generation (self-checks only).
 
-The C++ host owns the real generator (Philox streams, value regimes); this one only has to
-produce tensors with the documented names, shapes, dtypes and devices.
+flce (C++, case/inputs.cpp) owns the real generator (Philox streams, value regimes); this one
+only has to produce tensors with the documented names, shapes, dtypes and devices.
 """
 import copy
 
@@ -37,7 +37,7 @@ def case(**overrides):
 
 
 def _flce_tensors(c, g, dev, bt, suffix, out):
-    x_dt, w_dt = dtypes.of(c["input_dtype"]), dtypes.of(c["weight_dtype"])
+    x_dt = dtypes.of(c["input_dtype"])
     H, V = c["H"], c["V"]
     out["x" + suffix] = torch.randn(bt, H, generator=g).to(dev, x_dt)
     target = torch.randint(0, V, (bt,), generator=g)

@@ -1,7 +1,6 @@
 """What the subject host (subprocess_worker.py) asks besides runs: a thin, stable
 surface over the registry and runner, so the protocol does not depend on their internals."""
 import platform
-import sys
 
 from . import registry, runner
 

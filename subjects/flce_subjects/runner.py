@@ -1,4 +1,5 @@
-"""The one entry point the C++ host calls: run(case, tensors, subject, mode, backend, subject_path).
+"""The one entry point of a subject run: run(case, tensors, subject, mode, backend, subject_path),
+called by the subject host process (subprocess_worker.py) for each run request flce sends.
 
 run() never raises (KeyboardInterrupt aside): every failure becomes status "error" with the
 exception chain and the phase it happened in. Outputs are the producer's tensors, detached,

@@ -10,7 +10,7 @@ import re
 
 import torch
 
-DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "oracles", "signatures.json")
+DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "judge", "signatures.json")
 
 
 def load(path=DEFAULT_PATH):

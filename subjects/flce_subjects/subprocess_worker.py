@@ -214,9 +214,9 @@ def main():
         except Exception as e:  # noqa: BLE001 -- the runner never raises; this is the worker's own bug
             import traceback
 
+            link = {"type": "flce.WorkerError", "message": traceback.format_exc(), "frames": []}
             reply = {"status": "error", "worker_error": f"{type(e).__name__}: {e}",
-                     "error": {"phase": "host", "chain": [{"type": "flce.WorkerError", "message": traceback.format_exc(),
-                                                           "frames": []}]}}
+                     "error": {"phase": "host", "chain": [link]}}
         channel.write(json.dumps(reply, default=str) + "\n")
 
 

@@ -1,6 +1,4 @@
-// The Python reproducer `flce repro --emit-python` writes (included by emit_python.cpp).
-// @PAYLOAD@ is the one substitution: a parenthesized run of escaped string literals.
-R"PY(#!/usr/bin/env python3
+#!/usr/bin/env python3
 """Standalone reproducer written by `flce repro --emit-python`.
 
 Runs one flce case -- a fused linear cross entropy call (or one op of the aten dtype_out
@@ -28,7 +26,7 @@ import types
 import warnings
 
 PAYLOAD = json.loads(
-@PAYLOAD@
+    "@PAYLOAD@"
 )
 CASE = PAYLOAD["case"]
 SUBJECT = PAYLOAD["subject"]
@@ -825,4 +823,3 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
-)PY"

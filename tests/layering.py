@@ -1,0 +1,79 @@
+"""The tree shows the design: each room includes only the rooms below it, no room holds more
+than a third of the code, and README's layout section names every room.
+
+    python3 tests/layering.py [REPO]      # exit 1 naming each broken rule
+
+Rooms and what each may include (ARCHITECTURE.md draws the same picture). Link dependencies in
+CMake enforce the direction for symbols; this enforces it for headers too, which the linker
+cannot see (an inline function from an upper room would link fine).
+"""
+import os
+import re
+import sys
+
+BELOW = {
+    "case": set(),
+    "process": set(),
+    "report": set(),
+    "kernels": {"case"},
+    "oracles": {"case", "process", "kernels"},
+    "judge": {"case", "process", "kernels", "oracles"},
+    "fuzz": {"case", "process", "kernels", "oracles", "judge", "report"},
+    "gate": {"case", "process", "kernels", "oracles", "judge", "report"},
+    "cli": {"case", "process", "kernels", "oracles", "judge", "report", "fuzz", "gate"},
+}
+CODE = (".cpp", ".hpp", ".cu", ".cuh", ".h", ".py", ".cmake")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def lines_of(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def main(root):
+    errors = []
+    sizes = {}
+    for top in sorted(os.listdir(root)):
+        d = os.path.join(root, top)
+        if not os.path.isdir(d) or top.startswith(".") or top.startswith("build"):
+            continue
+        n = 0
+        for dirpath, _, files in os.walk(d):
+            for name in files:
+                if name.endswith(CODE) or name == "CMakeLists.txt":
+                    p = os.path.join(dirpath, name)
+                    n += lines_of(p)
+                    if top in BELOW and name.endswith((".cpp", ".hpp", ".cu", ".cuh", ".h")):
+                        with open(p, encoding="utf-8", errors="replace") as f:
+                            text = f.read()
+                        for inc in INCLUDE.findall(text):
+                            room = inc.split("/")[0] if "/" in inc else top
+                            if room in BELOW and room != top and room not in BELOW[top]:
+                                rel = os.path.relpath(p, root)
+                                errors.append(f"{rel} includes {inc}: {top}/ may include only "
+                                              f"{', '.join(sorted(BELOW[top])) or 'itself'}")
+        if n:
+            sizes[top] = n
+    total = sum(sizes.values())
+    for top, n in sizes.items():
+        if 3 * n > total:
+            errors.append(f"{top}/ holds {n} of {total} lines of code, more than a third")
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    layout = readme.split("## Layout", 1)[1].split("\n## ", 1)[0] if "## Layout" in readme else ""
+    for top in sizes:
+        if not re.search(rf"^{re.escape(top)}/", layout, re.M):
+            errors.append(f"README.md's Layout section does not name {top}/")
+    for top in BELOW:
+        if not os.path.isfile(os.path.join(root, top, "CMakeLists.txt")):
+            errors.append(f"{top}/ has no CMakeLists.txt (each room is a CMake library)")
+    for e in errors:
+        print("layering:", e)
+    print(f"layering: {len(sizes)} folders, {total} lines; largest "
+          + ", ".join(f"{k} {v}" for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])[:4]))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -1,0 +1,415 @@
+"""Unit tests of the subjects package (subjects/flce_subjects), in process.
+
+runner.run() is what the subject host (subprocess_worker.py, test_subjects_worker.py) calls
+for every run; these tests call it directly, with flce_subjects.casegen's tiny cases and
+plug-in subjects written into a scratch folder.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import unittest
+
+import support
+import torch
+
+from flce_subjects import casegen, compiled, dtypes, errors, host_api, paths, registry, runner, signatures
+
+FP32 = dict(input_dtype="fp32", weight_dtype="fp32")
+
+
+def plugin_tree(name, files):
+    """A folder holding the given {relative path: source} files, for subject_path."""
+    root = support.scratch_dir(os.path.join("plugins", name))
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+    return root
+
+
+NAIVE = """
+import torch
+
+__version__ = "{version}"
+
+
+def flce(x, w, target, *, bias=None, ce_weight=None, ignore_index=-100, reduction="mean", **_):
+    {body}
+    logits = x @ w.t() + (bias if bias is not None else 0)
+    return torch.nn.functional.cross_entropy(logits.float(), target, weight=ce_weight, ignore_index=ignore_index,
+                                             reduction=reduction)
+"""
+
+
+def plugin(name, version="1", body="pass", module=None):
+    """subject_path with one module `module` (default: plug<name>) whose flce() is a naive FLCE."""
+    return plugin_tree(name, {f"{module or 'plug' + name}.py": NAIVE.format(version=version, body=body)})
+
+
+class Dtypes(unittest.TestCase):
+    def test_names(self):
+        self.assertEqual([dtypes.of(n) for n in ("fp32", "fp16", "bf16", "fp64")],
+                         [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+        self.assertIsNone(dtypes.of("none"))
+        self.assertIsNone(dtypes.of(None))
+        with self.assertRaises(KeyError):
+            dtypes.of("int8")
+
+    def test_accumulator_and_op_out_dtype(self):
+        self.assertIsNone(dtypes.accum({}))
+        self.assertEqual(dtypes.accum({"accum_dtype": "fp32"}), torch.float32)
+        self.assertEqual(dtypes.op_out_dtype({"accum_dtype": "fp32", "input_dtype": "bf16"}), torch.float32)
+        self.assertEqual(dtypes.op_out_dtype({"accum_dtype": "none", "input_dtype": "fp16"}), torch.float16)
+
+
+class Casegen(unittest.TestCase):
+    @unittest.skipUnless(os.environ.get("FLCE"), "FLCE (the flce binary) not set; ctest sets it")
+    def test_defaults_are_flces_canonical_case(self):
+        empty = os.path.join(support.scratch_dir("casegen"), "empty.json")
+        with open(empty, "w") as f:
+            f.write("{}")
+        text = subprocess.run([os.environ["FLCE"], "case", "canonical", empty], check=True, capture_output=True,
+                              text=True).stdout
+        canonical = json.loads(text)
+        self.assertEqual(canonical, casegen.DEFAULT_CASE)
+        self.assertEqual(list(canonical), list(casegen.DEFAULT_CASE))  # the same fields in the same order
+
+    def test_overrides_merge_nested_dicts_and_copy(self):
+        c = casegen.case(compile={"backend": "eager"}, BT=3)
+        self.assertEqual(c["compile"], dict(casegen.DEFAULT_CASE["compile"], backend="eager"))
+        self.assertEqual(casegen.DEFAULT_CASE["compile"]["backend"], "inductor")  # not mutated
+        self.assertEqual(c["BT"], 3)
+        self.assertTrue(casegen.case(bias=True)["requires_grad"]["bias"])
+        self.assertFalse(casegen.case(bias=True, requires_grad={"input": True})["requires_grad"]["bias"])
+
+    def test_flce_tensors(self):
+        c = casegen.case(BT=5, H=4, V=7, bias=True, ce_weight=True, extra_BT=[2], weight_dtype="fp16",
+                         ignore_fraction=1.0, ignore_index=-3, token_grad="ones")
+        t = casegen.tensors(c)
+        shapes = {k: (tuple(v.shape), v.dtype) for k, v in t.items()}
+        self.assertEqual(shapes, {
+            "x": ((5, 4), torch.bfloat16), "target": ((5,), torch.int64), "token_grad": ((5,), torch.float32),
+            "x@2": ((2, 4), torch.bfloat16), "target@2": ((2,), torch.int64), "token_grad@2": ((2,), torch.float32),
+            "w": ((7, 4), torch.float16), "bias": ((7,), torch.float16), "ce_weight": ((7,), torch.float32)})
+        self.assertEqual(set(t["target"].tolist()), {-3})
+        self.assertEqual(t["token_grad"].tolist(), [1.0] * 5)
+
+    def test_op_tensors_and_seeds(self):
+        t = casegen.tensors(casegen.case(kind="baddbmm", batch=2, BT=3, H=4, V=5, accum_dtype="fp32"))
+        self.assertEqual({k: (tuple(v.shape), v.dtype) for k, v in t.items()},
+                         {"a": ((2, 5, 3), torch.bfloat16), "b": ((2, 3, 4), torch.bfloat16),
+                          "c": ((2, 5, 4), torch.float32)})
+        self.assertEqual(set(casegen.tensors(casegen.case(kind="mm"))), {"a", "b"})
+        same, other = casegen.tensors(casegen.case(seed=4)), casegen.tensors(casegen.case(seed=5))
+        self.assertTrue(torch.equal(same["x"], casegen.tensors(casegen.case(seed=4))["x"]))
+        self.assertFalse(torch.equal(same["x"], other["x"]))
+
+
+def link(type_, message, frames=()):
+    return {"type": type_, "message": message, "frames": list(frames)}
+
+
+class Signatures(unittest.TestCase):
+    def test_the_default_table_is_flces(self):
+        table = signatures.load()
+        self.assertEqual(table, support.signature_table())
+        ids = [e["id"] for e in table]
+        self.assertEqual(len(ids), len(set(ids)))
+        self.assertTrue(all(e["patterns"] for e in table))
+
+    def test_first_entry_in_file_order_wins_over_any_link(self):
+        table = signatures.load()
+        tier2 = link("builtins.TypeError", "tuned_addmm() takes 3 positional arguments but 4 were given")
+        amp = link("builtins.RuntimeError", "mat1 and mat2 must have the same dtype")
+        self.assertEqual(signatures.classify([amp, tier2], table), "tier2-lowering")
+        self.assertEqual(signatures.classify([amp], table), "amp-mat-dtype-mismatch")
+        self.assertIsNone(signatures.classify([link("builtins.ValueError", "something else")], table))
+
+    def test_frame_patterns_must_match_too(self):
+        table = signatures.load()
+        msg = "unsupported operand type(s) for *: 'torch.dtype' and 'Tensor'"
+        frame = "/v/torch/_decomp/decompositions.py:12:{}"
+        self.assertEqual(signatures.classify([link("builtins.TypeError", msg, [frame.format("addmm")])], table),
+                         "tier1-decomposition")
+        self.assertEqual(signatures.classify([link("builtins.TypeError", msg, [frame.format("baddbmm")])], table),
+                         "tier1-baddbmm-decomposition")
+        self.assertIsNone(signatures.classify([link("builtins.TypeError", msg)], table))
+
+    def test_ranges_and_expected_here(self):
+        self.assertTrue(signatures.in_range("2.13.0+cu130", ">=2.13"))
+        self.assertFalse(signatures.in_range("2.12.1", ">=2.13"))
+        self.assertTrue(signatures.in_range("2.12.1", ">=2.8,<2.13"))
+        self.assertTrue(signatures.in_range("2.9.0", ""))
+        table = signatures.load()
+        ids = ["tier1-decomposition", "tier2-lowering"]
+        self.assertEqual(signatures.expected_here(ids, table, "2.11.0"), ["tier1-decomposition"])
+        self.assertEqual(signatures.expected_here(ids, table, "2.13.0"), ["tier2-lowering"])
+        self.assertEqual(signatures.expected_here(ids, table, "2.7.0"), [])
+
+
+class Errors(unittest.TestCase):
+    @staticmethod
+    def raised(fn, *args):
+        try:
+            fn(*args)
+        except BaseException as e:  # noqa: BLE001 -- the exception is the test subject
+            return e
+        raise AssertionError("did not raise")
+
+    def test_side_links_come_before_the_primary_cause(self):
+        class Outer(Exception):
+            pass
+
+        def fail():
+            try:
+                raise KeyError("root")
+            except KeyError as k:
+                e = Outer("outer")
+                e.first_side, e.second_side = ValueError("side 1"), TypeError("side 2")
+                raise e from k
+
+        chain = errors.chain(self.raised(fail))
+        got = [(x["type"].rsplit(".", 1)[-1], x["message"]) for x in chain]
+        want = [("Outer", "outer"), ("ValueError", "side 1"), ("TypeError", "side 2"), ("KeyError", "'root'")]
+        self.assertEqual(got, want)  # side links in attribute order, then the primary cause: the root is last
+        self.assertEqual(chain[-1]["type"], "builtins.KeyError")
+
+    def test_frames_keep_the_innermost_64(self):
+        def recurse(n):
+            if n == 0:
+                raise RuntimeError("deep")
+            recurse(n - 1)
+
+        frames = errors.frames_of(self.raised(recurse, 100))
+        self.assertEqual(len(frames), errors.MAX_FRAMES)
+        self.assertRegex(frames[-1], r"test_subjects\.py:[0-9]+:recurse$")
+        self.assertEqual(errors.frames_of(ValueError("never raised")), [])
+
+    def test_messages_are_truncated_and_broken_str_survives(self):
+        class Bad(Exception):
+            def __str__(self):
+                raise RuntimeError("no str")
+
+        self.assertEqual(len(errors.chain(ValueError("x" * 50000))[0]["message"]), errors.MAX_MESSAGE)
+        self.assertIn("<unprintable", errors.chain(Bad())[0]["message"])
+        rec = errors.record(TypeError("t"), "backward")
+        self.assertEqual(rec, {"chain": [{"type": "builtins.TypeError", "message": "t", "frames": []}],
+                               "phase": "backward"})
+
+
+class Registry(unittest.TestCase):
+    def test_builtins(self):
+        s = registry.load("model")
+        self.assertIs(registry.load("model"), s)  # cached
+        self.assertTrue(callable(s.flce))
+        self.assertIsNone(s.op)
+        self.assertEqual(s.version(), "flce-model-1")
+        self.assertIsNone(s.supports(casegen.case()))
+        self.assertIsNotNone(s.supports(casegen.case(kind="mm")))
+        op = registry.load("aten-dtype-out")
+        self.assertIsNone(op.flce)
+        self.assertTrue(callable(op.op))
+        self.assertEqual(host_api.builtin_subjects(), sorted(registry.BUILTIN))
+
+    def test_plugin_forms(self):
+        root = plugin_tree("forms", {"plugforms.py": """
+            __version__ = "3.1"
+
+
+            def loss(x, w, target, **options):
+                return (x @ w.t()).sum()
+
+
+            class Obj:
+                op = staticmethod(lambda kind, a, b, c, out_dtype, out_variant: a @ b)
+
+                @staticmethod
+                def version():
+                    return "obj-7"
+
+
+            nothing = 42
+            """})
+        bare = registry.load("plugforms:loss", root)
+        self.assertEqual((bare.flce.__name__, bare.op, bare.version()), ("loss", None, "3.1"))
+        obj = registry.load("plugforms:Obj", root)
+        self.assertEqual((obj.flce, obj.version(), obj.supports({})), (None, "obj-7", None))
+        with self.assertRaises(TypeError):
+            registry.load("plugforms:nothing", root)
+        with self.assertRaises(ModuleNotFoundError):
+            registry.load("no_such_plugin_module_xyz")
+
+    def test_subject_path_selects_the_tree(self):
+        one, two = plugin("tree-one", "1", module="plugtree"), plugin("tree-two", "2", module="plugtree")
+        self.assertEqual(registry.load("plugtree", one).version(), "1")
+        self.assertEqual(registry.load("plugtree", two).version(), "2")
+        self.assertNotIn(os.path.abspath(one), sys.path)  # the other tree left sys.path
+        self.assertEqual(registry.load("plugtree", one).version(), "1")
+        self.assertTrue(sys.modules["plugtree"].__file__.startswith(os.path.abspath(one)))
+
+
+class Runner(unittest.TestCase):
+    def run_case(self, case, subject, mode="eager", subject_path=None, tensors=None, backend=None):
+        return runner.run(case, tensors if tensors is not None else casegen.tensors(case), subject, mode, backend,
+                          subject_path)
+
+    def test_outputs_and_gradients(self):
+        c = casegen.case(bias=True, grad_output=2.0, **FP32)
+        t = casegen.tensors(c)
+        r = self.run_case(c, "model", tensors=t)
+        self.assertEqual(r["status"], "ok", r.get("error"))
+        self.assertEqual(set(r["outputs"]), {"loss", "grad_input", "grad_weight", "grad_bias"})
+        self.assertEqual(r["subject_version"], "flce-model-1")
+        self.assertGreater(r["wall_ms"], 0)
+        self.assertEqual(set(r["timings_ms"]), {"forward", "backward"})
+        x, w, b = (t[n].double().requires_grad_() for n in ("x", "w", "bias"))
+        loss = torch.nn.functional.cross_entropy(x @ w.t() + b, t["target"])
+        (2.0 * loss).backward()  # grad_output scales the upstream gradient
+        torch.testing.assert_close(r["outputs"]["loss"].double(), loss.detach(), rtol=1e-5, atol=1e-6)
+        for name, want in (("grad_input", x.grad), ("grad_weight", w.grad), ("grad_bias", b.grad)):
+            torch.testing.assert_close(r["outputs"][name].double(), want, rtol=1e-4, atol=1e-6, msg=name)
+        self.assertFalse(t["x"].requires_grad)  # the caller's tensors are not made leaves
+
+    def test_reduction_none_takes_token_grad_upstream(self):
+        c = casegen.case(reduction="none", requires_grad={"weight": False}, **FP32)
+        t = casegen.tensors(c)
+        r = self.run_case(c, "model", tensors=t)
+        self.assertEqual(set(r["outputs"]), {"loss", "grad_input"})
+        x = t["x"].double().requires_grad_()
+        per_token = torch.nn.functional.cross_entropy(x @ t["w"].double().t(), t["target"], reduction="none")
+        per_token.backward(t["token_grad"].double())
+        torch.testing.assert_close(r["outputs"]["grad_input"].double(), x.grad, rtol=1e-4, atol=1e-6)
+
+    def test_error_chain_and_phase(self):
+        root = plugin("chains", body="raise RuntimeError('outer failure') from ValueError('root cause 42')")
+        r = self.run_case(casegen.case(**FP32), "plugchains", subject_path=root)
+        self.assertEqual(r["status"], "error")
+        self.assertEqual(r["error"]["phase"], "forward")
+        chain = r["error"]["chain"]
+        self.assertEqual([(x["type"], x["message"]) for x in chain],
+                         [("builtins.RuntimeError", "outer failure"), ("builtins.ValueError", "root cause 42")])
+        frames = chain[0]["frames"]
+        self.assertTrue(any(f.endswith(":flce") and "plugchains.py" in f for f in frames), frames)
+        self.assertEqual(r["subject_version"], "1")
+
+    def test_backward_and_setup_phases(self):
+        root = plugin_tree("backward", {"plugback.py": """
+            import torch
+
+
+            class Boom(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x.clone()
+
+                @staticmethod
+                def backward(ctx, grad):
+                    raise RuntimeError("backward boom")
+
+
+            def flce(x, w, target, **options):
+                return (Boom.apply(x) @ w.t()).sum()
+            """})
+        r = self.run_case(casegen.case(**FP32), "plugback", subject_path=root)
+        self.assertEqual((r["status"], r["error"]["phase"]), ("error", "backward"))
+        self.assertIn("backward boom", r["error"]["chain"][-1]["message"])
+        r = self.run_case(casegen.case(**FP32), "no_such_subject_module_xyz")
+        self.assertEqual((r["status"], r["error"]["phase"]), ("error", "setup"))
+        self.assertEqual(r["error"]["chain"][-1]["type"], "builtins.ModuleNotFoundError")
+        r = self.run_case(casegen.case(**FP32), "model", mode="sideways")
+        self.assertEqual(r["status"], "error")
+        self.assertIn("mode must be", r["error"]["chain"][0]["message"])
+
+    def test_system_exit_is_a_result_and_keyboard_interrupt_is_not(self):
+        exits = plugin("exits", body="raise SystemExit(3)")
+        r = self.run_case(casegen.case(**FP32), "plugexits", subject_path=exits)
+        self.assertEqual(r["status"], "error")
+        self.assertEqual(r["error"]["chain"][0]["type"], "builtins.SystemExit")
+        interrupted = plugin("interrupted", body="raise KeyboardInterrupt")
+        with self.assertRaises(KeyboardInterrupt):
+            self.run_case(casegen.case(**FP32), "pluginterrupted", subject_path=interrupted)
+
+    def test_unsupported(self):
+        r = self.run_case(casegen.case(kind="mm"), "model")
+        self.assertEqual(r["status"], "unsupported")
+        self.assertIn("op", r["reason"])
+        r = self.run_case(casegen.case(), "aten-dtype-out", tensors={})
+        self.assertEqual((r["status"], r["reason"]), ("unsupported", "subject aten-dtype-out has no flce()"))
+        if not torch.cuda.is_available():
+            r = self.run_case(casegen.case(device="cuda"), "model", tensors={})
+            self.assertEqual(r["status"], "unsupported")
+            self.assertEqual(r["reason"], "case needs CUDA; this process has no CUDA device")
+
+    def test_paths_are_recorded_even_when_the_op_fails(self):
+        c = casegen.case(kind="addmm", accum_dtype="fp32")
+        r = self.run_case(c, "aten-dtype-out")
+        self.assertEqual(r["paths"], ["addmm.dtype_out"])
+        self.assertEqual(signatures.classify(r["error"]["chain"], signatures.load()), "op-not-implemented-on-device")
+        r = self.run_case(casegen.case(kind="mm", out_variant=False, input_dtype="fp32"), "aten-dtype-out")
+        self.assertEqual(r["paths"], ["mm.dtype"])
+
+    def test_workaround_suffix_enables_flce_workaround_for_the_call_only(self):
+        c = casegen.case(kind="addmm", accum_dtype="fp32")
+        t = casegen.tensors(c)
+        fixed = self.run_case(c, "aten-dtype-out+workaround", tensors=t)
+        self.assertEqual(fixed["status"], "ok", fixed.get("error"))
+        want = t["c"] + t["a"].float() @ t["b"].float()
+        torch.testing.assert_close(fixed["outputs"]["out"], want)
+        self.assertEqual(self.run_case(c, "aten-dtype-out", tensors=t)["status"], "error")  # disabled again
+
+    def test_compiled_runs_extra_shapes_first_and_caches(self):
+        root = plugin("extras", body="if x.shape[0] == 3:\n        raise ValueError('extra shape 3')")
+        c = casegen.case(extra_BT=[3], compile={"backend": "eager"}, **FP32)
+        runner.reset()
+        self.assertEqual(self.run_case(c, "plugextras", subject_path=root)["status"], "ok")  # eager skips extras
+        r = self.run_case(c, "plugextras", mode="compiled", subject_path=root)
+        self.assertEqual(r["status"], "error")
+        self.assertIn("extra shape 3", r["error"]["chain"][-1]["message"])
+        ok = casegen.case(compile={"backend": "eager"}, extra_BT=[2], **FP32)
+        r = self.run_case(ok, "model", mode="compiled")
+        self.assertEqual(r["status"], "ok", r.get("error"))
+        self.assertEqual(r["paths"], [])  # nothing is recorded under compile
+        self.assertIn("extra", r["timings_ms"])
+        self.assertGreaterEqual(compiled.size(), 2)
+        runner.reset()
+        self.assertEqual(compiled.size(), 0)
+
+    def test_output_is_restored_after_a_chatty_subject(self):
+        root = plugin("chatty", body="import sys; sys.stderr.write('noise\\n'); import warnings; warnings.warn('w')")
+        before = sys.stderr
+        r = self.run_case(casegen.case(**FP32), "plugchatty", subject_path=root)
+        self.assertEqual(r["status"], "ok", r.get("error"))
+        self.assertIs(sys.stderr, before)
+
+
+class Paths(unittest.TestCase):
+    def test_overload_tags(self):
+        x = object()
+        self.assertEqual(paths.overload_tag("mm", {"out_dtype": x, "out": x}), "mm.dtype_out")
+        self.assertEqual(paths.overload_tag("bmm", {"out_dtype": x}), "bmm.dtype")
+        self.assertEqual(paths.overload_tag("addmm", {"out": x}), "addmm.out")
+        self.assertIsNone(paths.overload_tag("mm", {"out": None}))
+
+    def test_note_only_inside_a_recording(self):
+        paths.note("outside")
+        with paths.recording(eager=True) as rec:
+            paths.note("inside")
+            paths.note("inside")
+            torch.mm(torch.ones(2, 2), torch.ones(2, 2), out=torch.empty(2, 2))
+        paths.note("after")
+        self.assertEqual(rec.tags, ["inside", "mm.out"])
+
+
+class HostApi(unittest.TestCase):
+    def test_environment(self):
+        env = host_api.environment()
+        self.assertEqual(set(env), {"python", "torch", "platform", "cuda", "gpu", "capability", "triton", "liger"})
+        self.assertEqual(env["torch"], torch.__version__)
+        self.assertEqual(env["python"], ".".join(map(str, sys.version_info[:3])))
+
+
+if __name__ == "__main__":
+    unittest.main()
