@@ -16,8 +16,8 @@ is case-specific is the JSON document in PAYLOAD, parsed at run time.
 import contextlib
 import importlib
 import io
-import logging
 import json
+import logging
 import os
 import platform
 import re
@@ -249,7 +249,8 @@ def generate(np, c):
         batched = c["kind"] in ("bmm", "baddbmm")
         sh = (lambda a, b: (B, a, b)) if batched else (lambda a, b: (a, b))
         b_, m_, k_ = (np.arange(n, dtype=u).reshape(s) for n, s in ((B, (-1, 1, 1)), (V, (1, -1, 1)), (BT, (1, 1, -1))))
-        a = round_to(np, c["input_dtype"], gauss(np, g.draw("op_a", (b_ * u(V) + m_) * u(BT) + k_)) * np.float32(0.0625))
+        a_values = gauss(np, g.draw("op_a", (b_ * u(V) + m_) * u(BT) + k_)) * np.float32(0.0625)
+        a = round_to(np, c["input_dtype"], a_values)
         out["a"] = (a, c["input_dtype"], sh(V, BT))
         rows = np.arange(B * BT, dtype=u).reshape(-1, 1)
         out["b"] = (g.input(rows, np.arange(H, dtype=u).reshape(1, -1)), c["input_dtype"], sh(BT, H))
@@ -271,7 +272,8 @@ def generate(np, c):
     for bt in c["extra_BT"]:
         per_token(int(bt), f"@{bt}")
     g, H, V = Generator(np, c), int(c["H"]), int(c["V"])
-    out["w"] = (g.weight(np.arange(V, dtype=u).reshape(-1, 1), np.arange(H, dtype=u).reshape(1, -1)), c["weight_dtype"], (V, H))
+    w = g.weight(np.arange(V, dtype=u).reshape(-1, 1), np.arange(H, dtype=u).reshape(1, -1))
+    out["w"] = (w, c["weight_dtype"], (V, H))
     if c["bias"]:
         b = gauss(np, g.draw("bias", np.arange(V, dtype=u))) * g.b_scale
         out["bias"] = (round_to(np, c["weight_dtype"], b), c["weight_dtype"], (V,))
@@ -357,8 +359,9 @@ def torch_native(torch):
 
     def supports(case):
         reason = flce_only(case)
-        for key, what in (("return_z_loss", "z-loss"), ("lse_square_scale", "z-loss"), ("use_token_scaling", "token scaling"),
-                          ("return_token_accuracy", "token accuracy"), ("return_predicted_tokens", "predicted tokens")):
+        for key, what in (("return_z_loss", "z-loss"), ("lse_square_scale", "z-loss"),
+                          ("use_token_scaling", "token scaling"), ("return_token_accuracy", "token accuracy"),
+                          ("return_predicted_tokens", "predicted tokens")):
             reason = reason or (case.get(key) and f"option {what} not supported by torch-native")
         reason = reason or (case.get("softcap") is not None and "option softcap not supported by torch-native")
         low = case["autocast"] != "none" or case["input_dtype"] != "fp32"
@@ -376,7 +379,8 @@ def torch_native(torch):
                    label_smoothing=label_smoothing, options=options)
         return loss, None, None, None
 
-    return Subject("torch-native", flce=flce, version=f"torch {torch.__version__} F.linear_cross_entropy", supports=supports)
+    return Subject("torch-native", flce=flce, version=f"torch {torch.__version__} F.linear_cross_entropy",
+                   supports=supports)
 
 
 def liger(torch):
@@ -385,7 +389,7 @@ def liger(torch):
     try:
         from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy
     except Exception as e:
-        raise Skip(f"cannot import liger_kernel: {type(e).__name__}: {e}")
+        raise Skip(f"cannot import liger_kernel: {type(e).__name__}: {e}") from e
 
     def flce(x, w, target, **options):
         out = liger_fused_linear_cross_entropy(x, w, target, **options)
@@ -409,7 +413,10 @@ def from_object(name, obj, module):
         raise Skip(f"subject {name!r}: {obj!r} has neither flce nor op")
     version = getattr(obj, "version", None) or getattr(module, "version", None)
     try:
-        version = str(version()) if version else str(getattr(module, "__version__", getattr(module, "__name__", "plugin")))
+        if version:
+            version = str(version())
+        else:
+            version = str(getattr(module, "__version__", getattr(module, "__name__", "plugin")))
     except Exception as e:
         version = f"unknown ({type(e).__name__}: {e})"
     return Subject(name, flce=flce, op=op, version=version, supports=getattr(obj, "supports", None))
@@ -430,7 +437,7 @@ def load_subject(torch, name):
         obj = getattr(module, attr) if attr else module
     except Exception as e:
         hint = " (flce's own subjects: put <flce>/subjects on PYTHONPATH)" if name in FLCE_SUBJECT_MODULES else ""
-        raise Skip(f"cannot import subject {name!r}: {type(e).__name__}: {e}{hint}")
+        raise Skip(f"cannot import subject {name!r}: {type(e).__name__}: {e}{hint}") from e
     return from_object(name, obj, module)
 
 
@@ -440,7 +447,7 @@ def workaround(active):
     try:
         import flce_workaround
     except Exception as e:
-        raise Skip(f"subject asks for +workaround but flce_workaround cannot be imported: {e}")
+        raise Skip(f"subject asks for +workaround but flce_workaround cannot be imported: {e}") from e
     return flce_workaround.enabled()
 
 
@@ -564,8 +571,11 @@ def chain(exc):
             text = str(e)
         except Exception as inner:
             text = f"<unprintable: {inner!r}>"
-        frames = [f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_tb(e.__traceback__)] if e.__traceback__ else []
-        out.append({"type": f"{type(e).__module__}.{type(e).__qualname__}", "message": text[:20000], "frames": frames[-64:]})
+        frames = []
+        if e.__traceback__:
+            frames = [f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_tb(e.__traceback__)]
+        out.append({"type": f"{type(e).__module__}.{type(e).__qualname__}", "message": text[:20000],
+                    "frames": frames[-64:]})
         try:
             attrs = [v for v in vars(e).values() if isinstance(v, BaseException)]
         except TypeError:
@@ -592,8 +602,9 @@ def innermost_torch_frame(links):
 
 def normalize_message(msg):
     s = msg.split("\n", 1)[0]
-    for pattern, repl in ((r"0x[0-9a-fA-F]+", "<addr>"), (r"(/[^\s:'\"]+)+", "<path>"), (r"FakeTensor\([^)]*\)", "FakeTensor(...)"),
-                          (r"\[[0-9, ]*\]|\([0-9, ]+\)", "<shape>"), (r"[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?", "<n>"), (r"\s+", " ")):
+    for pattern, repl in ((r"0x[0-9a-fA-F]+", "<addr>"), (r"(/[^\s:'\"]+)+", "<path>"),
+                          (r"FakeTensor\([^)]*\)", "FakeTensor(...)"), (r"\[[0-9, ]*\]|\([0-9, ]+\)", "<shape>"),
+                          (r"[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?", "<n>"), (r"\s+", " ")):
         s = re.sub(pattern, repl, s)
     return s
 
@@ -607,7 +618,7 @@ def classify(links):
             if not any(re.search(p, text) for p in entry["patterns"]):
                 continue
             fps = entry.get("frame_patterns") or []
-            if fps and not any(re.search(p, fr) for p in fps for l in links for fr in l["frames"]):
+            if fps and not any(re.search(p, fr) for p in fps for link_ in links for fr in link_["frames"]):
                 continue
             return entry["id"], text.split("\n", 1)[0]
     if not links:

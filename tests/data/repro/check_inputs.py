@@ -79,12 +79,13 @@ for path in cases:
     ours = run([flce, "repro", "--dump-inputs", path])
     values, tensors = script_dumps(module, tag)
     if not ours.strip() or ours != values:
-        failures.append(f"generator, {tag}: {first_difference(ours, values) if ours.strip() else 'flce dumped nothing'}")
+        why = first_difference(ours, values) if ours.strip() else "flce dumped nothing"
+        failures.append(f"generator, {tag}: {why}")
     else:
         print(f"generator identical: {tag} ({len(ours.splitlines())} tensors)")
     kind = module.CASE["kind"]
     names = ("x", "w", "target", "bias", "ce_weight") if kind == "flce" else ("a", "b", "c")
-    subject_sees[tag] = "".join(l + "\n" for l in tensors.splitlines() if l.split(" ")[0] in names)
+    subject_sees[tag] = "".join(line + "\n" for line in tensors.splitlines() if line.split(" ")[0] in names)
     subnormals += count(tensors, "fp16", lambda h: (h & 0x7C00) == 0 and (h & 0x3FF) != 0)
     nans += count(tensors, "bf16", lambda h: (h & 0x7F80) == 0x7F80 and (h & 0x7F) != 0)
     # The subject side through flce's runner: same case, cheap compile (inputs do not depend on it).

@@ -24,7 +24,7 @@ touch = f"__import__('os').system('touch {marker}')"
 subject = f'evil"""\'\'\'\\"\\\\\n{touch}\n#\r\t\x7f é \u2028 😀 \'); {touch} #:x'
 subject_path = f"\\'); {touch} # \"\"\"\n{touch}\n\\"
 expect = f'"""; {touch}; """ \\n \n'
-case_dir = os.path.join(work, f"dir \"'\n{{touch}} \\")
+case_dir = os.path.join(work, "dir \"'\n{touch} \\")  # "{touch}" literally: no "/" in a name
 os.makedirs(case_dir)
 case_path = os.path.join(case_dir, "case.json")
 shutil.copy(case_src, case_path)
@@ -73,7 +73,8 @@ run = subprocess.run([sys.executable, hostile], capture_output=True, text=True, 
 if os.path.exists(marker):
     failures.append("the payload was executed (marker file exists)")
 if run.returncode != 2 or "SKIP: cannot import subject" not in run.stdout:
-    failures.append(f"expected SKIP (exit 2) for the unimportable subject, got {run.returncode}:\n{run.stdout}\n{run.stderr}")
+    failures.append(f"expected SKIP (exit 2) for the unimportable subject, got {run.returncode}:\n"
+                    f"{run.stdout}\n{run.stderr}")
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
 print("hostile strings stayed data: compiled, round-tripped, not executed, skipped")
