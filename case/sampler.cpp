@@ -53,11 +53,58 @@ Case plain_config(uint64_t family, Device device) {
 }  // namespace
 
 Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
-  if (sp.family_size <= 1) return sample_one(seed, index, sp);
+  // Parameters the subject lacks are drawn and then dropped: every other field of case k is
+  // the one a subject with all parameters gets.
+  if (sp.family_size <= 1) {
+    Case c = sample_one(seed, index, sp);
+    drop_parameters(c, sp.without);
+    return c;
+  }
   const uint64_t family = index / sp.family_size, member = index % sp.family_size;
   Case cfg = family < 6 && !sp.dtype ? plain_config(family, sp.device)
                                                        : sample_one(seed ^ 0x5851F42D4C957F2Dull, family, sp);
+  drop_parameters(cfg, sp.without);
   return family_member(cfg, seed, family, member);
+}
+
+const std::vector<std::string>& flce_parameters() {
+  static const std::vector<std::string> v = {"bias", "ce_weight", "ignore_index", "lse_square_scale",
+                                             "label_smoothing", "reduction", "softcap", "return_z_loss",
+                                             "accum_dtype", "use_token_scaling", "return_token_accuracy",
+                                             "return_predicted_tokens"};
+  return v;
+}
+
+std::vector<std::string> parameters_used(const Case& c) {
+  std::vector<std::string> v;
+  if (c.is_op()) return v;
+  const bool used[] = {c.bias, c.ce_weight, c.ignore_index != -100, c.lse_square_scale != 0,
+                       c.label_smoothing != 0, c.reduction != Reduction::MEAN, c.softcap.has_value(),
+                       c.return_z_loss, c.accum_dtype.has_value(), c.use_token_scaling, c.return_token_accuracy,
+                       c.return_predicted_tokens};
+  for (size_t i = 0; i < flce_parameters().size(); ++i)
+    if (used[i]) v.push_back(flce_parameters()[i]);
+  return v;
+}
+
+void drop_parameters(Case& c, const std::set<std::string>& params) {
+  if (c.is_op()) return;
+  for (const auto& p : params) {
+    if (p == "bias") {
+      c.bias = false;
+      c.requires_grad.bias = false;
+    } else if (p == "ce_weight") c.ce_weight = false;
+    else if (p == "ignore_index") c.ignore_index = -100;
+    else if (p == "lse_square_scale") c.lse_square_scale = 0;
+    else if (p == "label_smoothing") c.label_smoothing = 0;
+    else if (p == "reduction") c.reduction = Reduction::MEAN;
+    else if (p == "softcap") c.softcap.reset();
+    else if (p == "return_z_loss") c.return_z_loss = false;
+    else if (p == "accum_dtype") c.accum_dtype.reset();
+    else if (p == "use_token_scaling") c.use_token_scaling = false;
+    else if (p == "return_token_accuracy") c.return_token_accuracy = false;
+    else if (p == "return_predicted_tokens") c.return_predicted_tokens = false;
+  }
 }
 
 std::string graph_key(const Case& in) {

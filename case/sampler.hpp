@@ -4,6 +4,9 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "case/case.hpp"
 
@@ -25,7 +28,20 @@ struct SampleSpace {
   // With families, families 0..5 are the plain configurations: defaults, each dtype,
   // accum_dtype none and fp32 (what most users run; a campaign should speak for them first).
   uint64_t family_size = 1;
+  // Subject parameters (flce_parameters()) the subject lacks: never drawn, the case keeps the
+  // parameter's neutral value (a campaign learns them from its workers at start, so its time
+  // goes to cases the subject can run). Everything else is drawn as without them.
+  std::set<std::string> without;
 };
+
+// The optional FLCE parameters of Liger's functional API, as the subjects name them
+// (subjects/flce_subjects/params.py PARAMS, same order): bias, ce_weight, ignore_index, ...
+const std::vector<std::string>& flce_parameters();
+// The ones a case uses, i.e. sets to something other than their neutral value (bias: a bias
+// tensor; accum_dtype: not none; return_token_accuracy: true; ...). Empty for op kinds.
+std::vector<std::string> parameters_used(const Case& c);
+// The case with each named parameter set to its neutral value (unknown names are ignored).
+void drop_parameters(Case& c, const std::set<std::string>& params);
 
 inline constexpr int kShapePool = 3;
 

@@ -36,6 +36,8 @@ void add_campaign_commands(CLI::App& app) {
     c->add_option("--corpus", o.corpus, "Directory of case JSON files, run before the sampled cases");
     c->add_option("--subject", o.subject, "Subject: built-in name or package.module:callable")->required();
     c->add_option("--subject-path", o.subject_path, "Directory put first on sys.path in the workers");
+    static std::string subject_git;
+    add_subject_git_option(c, subject_git);
     c->add_option("--workers", o.workers, "Worker processes")->capture_default_str();
     c->add_option("--seed", o.seed, "Sampler seed (case k of seed s is always the same case)")->capture_default_str();
     c->add_option("--case-timeout", o.case_timeout_s, "Seconds one case may take before its worker is killed")
@@ -64,6 +66,7 @@ void add_campaign_commands(CLI::App& app) {
     c->callback([] {
       o.cuda = device == "cuda";
       o.flce_exe = self_exe();
+      if (!resolve_subject_git(subject_git, o.subject_path, "campaign")) return;
       try {
         CampaignResult r = run_campaign(o);
         exit_code() = r.findings ? kFinding : kOk;

@@ -74,12 +74,19 @@ void add_case_commands(CLI::App& app) {
                    "stream gates draw from")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
       ->capture_default_str();
+  static std::vector<std::string> samp_without;
+  samp->add_option("--without", samp_without,
+                   "Parameters the subject lacks, as the campaign drew without them (capabilities.lacks in its "
+                   "state.json)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(flce_parameters()));
   samp->callback([] {
     SampleSpace sp;
     sp.op_kinds = samp_ops;
     sp.compile_options = !samp_fixed_compile;
     sp.device = samp_device == "cuda" ? Device::CUDA : Device::CPU;
     sp.family_size = samp_family;
+    sp.without = {samp_without.begin(), samp_without.end()};
     std::printf("%s\n", to_json(sample_case(samp_seed, samp_index, sp), 2).c_str());
   });
 }

@@ -20,9 +20,17 @@ void add_gate_commands(CLI::App& app) {
   static uint64_t seed = 1;
   static double fuzz_minutes = 0, timeout_s = 600;
   static bool no_corpus = false, vary_compile = false, quiet = false;
-  g->add_option("--base", base, "SPEC: subject=NAME[,path=SRC_TREE][,python=VENV/bin/python][,git=CHECKOUT@REF]")
-      ->required();
+  g->add_option("--base", base,
+                "SPEC: subject=NAME[,path=SRC_TREE][,python=VENV/bin/python][,git=REPO@REF] (git=: REF's tree, "
+                "exported into ~/.cache/flce/trees; path= is then inside it); optional with --merge-base");
   g->add_option("--candidate", candidate, "SPEC of the candidate (same keys)")->required();
+  static std::string merge_base_branch;
+  auto* mb = g->add_option("--merge-base", merge_base_branch,
+                           "Gate the candidate's git= ref (a PR head) against its merge base with BRANCH "
+                           "(default main): the base is the same repository at that commit, with --base's "
+                           "other keys if given")
+                 ->expected(0, 1)
+                 ->type_name("[BRANCH]");
   g->add_option("--corpus", corpora, "Pinned cases (expectations.json; repeatable); subjects replaced by the specs'")
       ->capture_default_str();
   g->add_flag("--no-corpus", no_corpus, "Skip the pinned cases");
@@ -40,14 +48,27 @@ void add_gate_commands(CLI::App& app) {
   g->add_option("--device", device, "Device of the sampled cases (pinned cases keep theirs)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  g->callback([] {
+  g->callback([mb] {
     GateOptions opt;
     opt.cuda = device == "cuda";
     try {
-      opt.base = parse_gate_spec(base);
       opt.candidate = parse_gate_spec(candidate);
+      if (mb->count()) {
+        opt.base = merge_base_spec(opt.candidate, merge_base_branch.empty() ? "main" : merge_base_branch, base);
+        std::fprintf(stderr, "flce gate: base is the merge base of %s and %s: %s\n",
+                     merge_base_branch.empty() ? "main" : merge_base_branch.c_str(), opt.candidate.git_ref.c_str(),
+                     opt.base.git_ref.c_str());
+      } else if (base.empty()) {
+        throw std::invalid_argument("--base is required (or --merge-base with a git= candidate)");
+      } else {
+        opt.base = parse_gate_spec(base);
+      }
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "flce gate: bad SPEC: %s\n", e.what());
+      exit_code() = kBadInput;
+      return;
+    } catch (const SubjectTreeError& e) {
+      std::fprintf(stderr, "flce gate: --merge-base: %s\n", e.what());
       exit_code() = kBadInput;
       return;
     }

@@ -72,17 +72,18 @@ std::string describe(const std::vector<ExpectedOutcome>& v) {
 }
 
 struct ReproArgs {
-  std::string file, subject = "model", subject_path, expect, out;
+  std::string file, subject = "model", subject_path, subject_git, expect, out;
   bool emit = false, dump = false, quiet = false;
 };
 
-void repro(const ReproArgs& a) {
+void repro(ReproArgs a) {
   Case c = from_json_file(a.file);
   if (a.dump) {  // no subject involved: the inputs flce generates for this case
     std::printf("%s", input_dump(c).c_str());
     return;
   }
   if (!check_subject(a.subject, "repro", !a.emit)) return;
+  if (!resolve_subject_git(a.subject_git, a.subject_path, "repro")) return;
   std::string from = "--expect";
   std::vector<ExpectedOutcome> expect;
   if (!a.expect.empty()) expect = {{"", "any", a.expect}};
@@ -91,7 +92,7 @@ void repro(const ReproArgs& a) {
   if (a.emit) {
     if (expect.empty()) {  // learn what this finding is here, so the script checks that exact outcome
       RunReport rep = run_case(c, run_options(a.subject, a.subject_path));
-      if (rep.outcome != "pass" && rep.outcome != "unsupported") expect = {{"", "any", rep.outcome}};
+      if (rep.outcome != "pass" && !is_unsupported_outcome(rep.outcome)) expect = {{"", "any", rep.outcome}};
       std::fprintf(stderr, "flce repro: no expectation found; outcome here: %s%s\n", rep.outcome.c_str(),
                    expect.empty() ? " (the script will accept any failure)" : "");
     } else {
@@ -121,8 +122,8 @@ void repro(const ReproArgs& a) {
     std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", expected.c_str(), from.c_str());
   RunReport rep = run_case(c, run_options(a.subject, a.subject_path));
   if (!a.quiet) std::printf("%s", report_table(rep).c_str());
-  if (rep.outcome == "unsupported" && expected != "unsupported") {
-    std::printf("NOT REPRODUCED: got unsupported (the subject cannot run this case here), expected %s\n",
+  if (is_unsupported_outcome(rep.outcome) && expected != rep.outcome) {
+    std::printf("NOT REPRODUCED: got %s (the subject cannot run this case here), expected %s\n", rep.outcome.c_str(),
                 expected.empty() ? "a failure" : expected.c_str());
     exit_code() = kUnsupported;
   } else if (reproduces(rep.outcome, expected)) {
@@ -136,14 +137,15 @@ void repro(const ReproArgs& a) {
 }
 
 struct MinimizeArgs {
-  std::string file, subject = "model", subject_path, out, pin, corpus = std::string(FLCE_SOURCE_DIR) + "/corpus";
+  std::string file, subject = "model", subject_path, subject_git, out, pin, corpus = std::string(FLCE_SOURCE_DIR) + "/corpus";
   double budget_s = 60;
   bool verbose = false;
 };
 
-void minimize_verb(const MinimizeArgs& a) {
+void minimize_verb(MinimizeArgs a) {
   Case c = from_json_file(a.file);
   if (!check_subject(a.subject, "minimize", true)) return;
+  if (!resolve_subject_git(a.subject_git, a.subject_path, "minimize")) return;
   SubjectWorker& host = default_subject_worker();
   const RunOptions opt = run_options(a.subject, a.subject_path);
   MinimizeOptions mo;
@@ -195,6 +197,7 @@ void add_repro_commands(CLI::App& app) {
     r->add_option("case", a.file, "Case JSON file")->required();
     r->add_option("--subject", a.subject, "Subject: built-in name or package.module:callable")->capture_default_str();
     r->add_option("--subject-path", a.subject_path, "Directory put first on sys.path (e.g. a Liger checkout's src/)");
+    add_subject_git_option(r, a.subject_git);
     r->add_option("--expect", a.expect,
                   "Expected outcome line (default: sibling report.json / expectation file, the corpus entry, "
                   "else any failure)");
@@ -210,6 +213,7 @@ void add_repro_commands(CLI::App& app) {
     m->add_option("case", a.file, "Case JSON file")->required();
     m->add_option("--subject", a.subject, "Subject: built-in name or package.module:callable")->capture_default_str();
     m->add_option("--subject-path", a.subject_path, "Directory put first on sys.path");
+    add_subject_git_option(m, a.subject_git);
     m->add_option("--budget-s", a.budget_s, "Stop after this many seconds (a run is never started past it)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);

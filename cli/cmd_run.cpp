@@ -17,7 +17,8 @@ namespace flce::cli {
 namespace {
 
 int exit_for(const RunReport& r) {
-  if (r.unsupported()) return kUnsupported;
+  // Cannot run here, or the subject lacks a parameter the case uses: nothing judged.
+  if (r.unsupported() || is_unsupported_outcome(r.outcome)) return kUnsupported;
   for (auto& o : r.oracles)
     if (o.status == SubjectStatus::ERROR && o.phase == "setup" && o.signature &&
         o.signature->title.find("ModuleNotFoundError") != std::string::npos)
@@ -30,11 +31,12 @@ int exit_for(const RunReport& r) {
 void add_run_commands(CLI::App& app) {
   {
     auto* r = app.add_subcommand("run", "Run one case through golden, eager and compiled oracles and judge each");
-    static std::string file, subject = "model", subject_path;
+    static std::string file, subject = "model", subject_path, subject_git;
     static bool as_json = false, no_eager = false, no_compiled = false, no_ladder = false;
     r->add_option("case", file, "Case JSON file (omit for the embedded example)");
     r->add_option("--subject", subject, "Subject: built-in name or package.module:callable")->capture_default_str();
     r->add_option("--subject-path", subject_path, "Directory put first on sys.path (e.g. a Liger checkout's src/)");
+    add_subject_git_option(r, subject_git);
     r->add_flag("--json", as_json, "One JSON object with the verdicts and the environment fingerprint");
     r->add_flag("--no-eager", no_eager, "Skip the eager oracle");
     r->add_flag("--no-compiled", no_compiled, "Skip the compiled oracle");
@@ -47,6 +49,7 @@ void add_run_commands(CLI::App& app) {
         exit_code() = kBadInput;
         return;
       }
+      if (!resolve_subject_git(subject_git, subject_path, "run")) return;
       RunOptions opt;
       opt.subject = subject;
       opt.subject_path = subject_path;

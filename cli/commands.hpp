@@ -33,6 +33,12 @@ void add_matrix_commands(CLI::App& app);    // matrix
 // expected_only: print what each case is expected to show on this torch and device, run nothing.
 int replay_corpus(const std::string& expectations, const std::string& only, bool as_json, bool expected_only = false);
 void add_cuda_commands(CLI::App& app);
+void add_bisect_command(CLI::App& app);     // bisect (first commit of a repository showing an outcome)
+// --subject-git REPO@REF (cli/subject_git.cpp): the option, and its resolution into the
+// subject path (REF's exported tree; `subject_path`, when given, is a directory inside it).
+// false, with the message printed and exit code 2 set, on bad input.
+void add_subject_git_option(CLI::App* cmd, std::string& spec);
+bool resolve_subject_git(const std::string& spec, std::string& subject_path, const char* verb);
 // Every verb's --help ends with what its exit codes mean (cli/exit_codes.cpp).
 void add_exit_code_footers(CLI::App& app);  // bench, reference-cuda (need CUDA)
 

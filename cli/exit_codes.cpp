@@ -43,17 +43,22 @@ const std::map<std::string, std::string>& table() {
       {"sample", codes("  0  printed")},
       {"reference", codes("  0  printed")},
       {"run", codes("  0  every oracle within bounds\n  1  a finding (out of bounds, dtype, trace-time error)\n"
-                    "  3  the subject cannot run this case here; nothing judged")},
+                    "  3  the subject cannot run this case here, or lacks a parameter it uses "
+                    "(unsupported-by-subject:<param>); nothing judged")},
       {"calibrate", codes("  0  no case out of bounds\n  1  some case out of bounds")},
       {"main", codes("  0  the corpus replayed as expected\n  1  a corpus case regressed or changed")},
       {"env", codes("  0  printed")},
       {"replay", codes("  0  nothing regressed\n  1  a case regressed or changed")},
-      {"campaign", codes("  0  no finding\n  1  findings (report.md lists them)")},
+      {"campaign", codes("  0  no finding\n  1  findings (report.md lists them)\n"
+                         "  2  also: the subject is unusable (its first cases all failed at the call, one error)")},
       {"worker", codes("  0  the campaign closed the pipe, or the subject's process died")},
       {"campaign-merge", codes("  0  no finding in any shard\n  1  findings")},
       {"repro", codes("  0  REPRODUCED\n  1  NOT REPRODUCED\n  3  the subject cannot run this case here")},
       {"minimize", codes("  0  a smaller case with the same outcome written\n  1  the case does not fail")},
       {"gate", codes("  0  no regression\n  1  regressions\n  3  nothing could be judged")},
+      {"bisect", codes("  0  the first bad commit found\n"
+                       "  1  not found (good and bad one commit, bad without the bad outcome, good with it, an end "
+                       "that cannot run) or ambiguous (skipped commits in the way; the candidates are listed)")},
       {"matrix", codes("  0  table written\n  1  --strict and a cell contradicts the corpus expectation")},
       {"bench", codes("  0  measured\n  3  no CUDA device here")},
       {"reference-cuda", codes("  0  every output within bounds\n  1  out of bounds\n  3  no CUDA device here")},

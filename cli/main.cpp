@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add_repro_commands(app);
   add_gate_commands(app);
   add_matrix_commands(app);
+  add_bisect_command(app);
 #ifdef FLCE_HAVE_CUDA
   add_cuda_commands(app);
 #endif

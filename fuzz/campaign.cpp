@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -37,6 +38,24 @@ void on_stop_signal(int) { g_stop = 1; }
 
 constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
 constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, not a case
+// "Subject unusable": this many first cases, from at least two graph configurations, all
+// failed the same way at the call (see Campaign::watch_usable).
+constexpr size_t kUnusableAfter = 3;
+
+// An error that says the subject's function could not even be called: raised while the subject
+// host prepared the call (phase "setup": loading the subject, reading its signature), or a
+// TypeError of Python's argument binding at the call itself ("got an unexpected keyword
+// argument", "takes 3 positional arguments but 4 were given", ...). Errors from inside a
+// subject's computation never are.
+bool call_error(const std::string& phase, const std::string& matched) {
+  if (phase == "setup") return true;
+  if (phase != "forward" || matched.rfind("builtins.TypeError: ", 0) != 0) return false;
+  static const std::regex binding(
+      "got an unexpected keyword argument|takes [0-9]+ positional arguments? but [0-9]+ (were|was) given|"
+      "missing [0-9]+ required (positional|keyword-only) arguments?|got multiple values for argument|"
+      "takes no keyword arguments|got some positional-only arguments passed as keyword arguments");
+  return std::regex_search(matched, binding);
+}
 
 uint32_t short_hash(std::string_view s) {
   uint32_t h = 2166136261u;
@@ -114,6 +133,16 @@ class Campaign {
   double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
   std::map<uint64_t, std::pair<std::string, int>> streak_;  // family -> last outcome, times in a row
   void maybe_retire(const Ticket& t, const std::string& outcome);
+  void learn_capabilities(const nlohmann::json& caps);
+  void watch_usable(const Ticket& t, const std::string& outcome, const nlohmann::json& report);
+  // Until some case produces outputs: the first cases' failures at the call (watch_usable), and
+  // the families they came from (the next case is drawn from another family, so the rule sees
+  // two configurations within kUnusableAfter cases).
+  bool probing() const { return !st_.subject_ran && !early_.empty(); }
+  std::vector<std::pair<std::string, std::string>> early_;  // outcome, graph
+  std::set<uint64_t> early_families_;
+  std::string unusable_;            // set: the subject cannot run at all; stop, exit 2
+  std::set<std::string> lacks_;     // parameters the subject lacks (its workers' capabilities)
   std::vector<Slot> slots_;
   Clock::time_point t0_ = Clock::now(), last_progress_{};
   double elapsed_before_ = 0;
@@ -218,13 +247,16 @@ Ticket Campaign::next_ticket(Slot& s) {
       dispatched_.insert(t.key);
       return t;
     }
-  std::optional<uint64_t> index = s.family ? next_in_family(*s.family) : std::nullopt;
+  // While the first cases all fail at the call, the next one comes from another family (its
+  // own configuration); the family is taken up again later, like an abandoned one.
+  const bool hop = probing() && s.family && early_families_.count(*s.family);
+  std::optional<uint64_t> index = s.family && !hop ? next_in_family(*s.family) : std::nullopt;
   if (!index) {
     if (s.family) owned_families_.erase(*s.family);
     SeedCursor& cur = st_.seeds[o_.seed];
     while (cur.done(cursor_)) ++cursor_;
     for (uint64_t fam = cursor_ / family_size();; ++fam) {
-      if (owned_families_.count(fam)) continue;
+      if (owned_families_.count(fam) || (probing() && early_families_.count(fam))) continue;
       index = next_in_family(fam);
       if (!index) continue;
       s.family = fam;
@@ -236,6 +268,7 @@ Ticket Campaign::next_ticket(Slot& s) {
   sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
   sp.device = o_.cuda ? Device::CUDA : Device::CPU;
   sp.family_size = o_.family_size;
+  sp.without = lacks_;  // what the subject's callable lacks is never drawn
   Ticket t(sample_case(o_.seed, *index, sp));
   t.sample = std::make_pair(o_.seed, *index);
   t.key = fmt::format("sample:{}#{}", o_.seed, *index);
@@ -267,6 +300,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
       throw std::runtime_error("worker failed to start: " + j.value("why", ""));
     }
     if (st_.environment.empty() || st_.environment.is_null()) st_.environment = j["environment"];
+    if (j.contains("capabilities")) learn_capabilities(j["capabilities"]);
     if (first_ready_s_ < 0) first_ready_s_ = std::chrono::duration<double>(Clock::now() - t0_).count();
     s.st = Slot::IDLE;
     startup_failures_ = 0;
@@ -359,6 +393,7 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
     f->last_seen = utc_now();
     f->cuda_poisoned |= cuda_poisoned;
   }
+  watch_usable(t, outcome, report);
   maybe_retire(t, outcome);
   nlohmann::json jl{{"key", t.key}, {"outcome", outcome}, {"at", utc_now()}, {"campaign_s", elapsed()}};
   // Where a case's time went (profiling throughput): each oracle's wall time, in ms.
@@ -400,6 +435,64 @@ void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
     st_.cases_retired += skipped;
   }
   streak_.erase(family);
+}
+
+// The capabilities a worker read from the subject's signature: what the campaign stops drawing.
+// Every worker runs the same subject; should two disagree, what any of them lacks is avoided.
+void Campaign::learn_capabilities(const nlohmann::json& caps) {
+  if (!caps.is_object() || !caps.value("known", false)) return;
+  for (auto& p : caps.value("lacks", nlohmann::json::array()))
+    if (p.is_string()) lacks_.insert(p.get<std::string>());
+  nlohmann::json lacks = nlohmann::json::array();  // in the subjects' parameter order
+  for (auto& p : flce_parameters())
+    if (lacks_.count(p)) lacks.push_back(p);
+  for (auto& p : lacks_)
+    if (std::find(flce_parameters().begin(), flce_parameters().end(), p) == flce_parameters().end()) lacks.push_back(p);
+  nlohmann::json c{{"params", caps.value("params", nlohmann::json::array())}, {"lacks", lacks},
+                   {"callable", caps.value("callable", "")}};
+  if (st_.capabilities != c) {
+    st_.capabilities = c;
+    if (!o_.quiet && !lacks_.empty()) {
+      std::string names;
+      for (auto& p : lacks) names += (names.empty() ? "" : ", ") + p.get<std::string>();
+      std::fprintf(stderr, "%scampaign: subject %s lacks %s: no sampled case uses them\n", tty_ ? "\r\033[K" : "",
+                   o_.subject.c_str(), names.c_str());
+    }
+  }
+}
+
+// "Subject unusable": before any case has produced outputs, the first kUnusableAfter cases
+// (unsupported ones aside) all failed in eager with one outcome, at the call (call_error), from
+// at least two graph configurations. A subject that gets as far as computing anything, fails in
+// two ways, or fails only in one configuration is never unusable: its failures are findings.
+void Campaign::watch_usable(const Ticket& t, const std::string& outcome, const nlohmann::json& report) {
+  if (st_.subject_ran || !unusable_.empty()) return;
+  const nlohmann::json oracles = report.value("oracles", nlohmann::json::array());
+  const nlohmann::json* eager = nullptr;
+  for (auto& o : oracles) {
+    if (o.value("status", "") == "ok") {
+      st_.subject_ran = true;
+      early_.clear();
+      return;
+    }
+    if (o.value("oracle", "") == "eager") eager = &o;
+  }
+  if (is_unsupported_outcome(outcome)) return;  // cannot run here: says nothing either way
+  const nlohmann::json sig = eager && eager->value("status", "") == "error" && eager->contains("signature")
+                                 ? (*eager)["signature"] : nlohmann::json::object();
+  if (!call_error(sig.value("phase", ""), sig.value("matched", "")) ||
+      (!early_.empty() && early_.front().first != outcome)) {
+    st_.subject_ran = true;  // it fails like a subject that runs: from here on, every failure is a finding
+    early_.clear();
+    return;
+  }
+  early_.push_back({outcome, t.graph});
+  if (t.sample) early_families_.insert(t.sample->second / family_size());
+  std::set<std::string> graphs;
+  for (auto& [o, g] : early_) graphs.insert(g);
+  if (early_.size() >= kUnusableAfter && graphs.size() >= 2)
+    unusable_ = fmt::format("{} (the first {} cases, {} configurations, all failed at the call in eager: {})",
+                            sig.value("matched", outcome), early_.size(), graphs.size(), outcome);
 }
 
 void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report,
@@ -473,8 +566,15 @@ CampaignResult Campaign::run() {
   if (!gpus.empty() && !o_.quiet)
     std::fprintf(stderr, "campaign: %d workers over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
                  std::min(gpus.size(), slots_.size()));
+  st_.unusable.clear();  // a resumed campaign gets another look at its subject
   for (;;) {
-    const bool go = !g_stop && budget_left();
+    if (!unusable_.empty())  // nothing more to learn: cases in flight are abandoned, not recorded
+      for (auto& s : slots_)
+        if (s.st != Slot::IDLE) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    const bool go = !g_stop && budget_left() && unusable_.empty();
     if (!g_stop && elapsed() >= o_.minutes * 60) {
       // Out of time: cases in flight are abandoned, not recorded; a resume runs them.
       for (auto& s : slots_)
@@ -542,7 +642,9 @@ CampaignResult Campaign::run() {
   if (tty_) std::fprintf(stderr, "\r\033[K");
   save_state();
   const double explore_wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();  // throughput: not shrinking
-  if (o_.minimize_s > 0 && !g_stop) {
+  st_.unusable = unusable_;
+  if (!unusable_.empty()) save_state();
+  if (o_.minimize_s > 0 && !g_stop && unusable_.empty()) {
     ShrinkOptions so;
     so.flce_exe = o_.flce_exe, so.subject = o_.subject, so.subject_path = o_.subject_path;
     so.per_finding_s = o_.minimize_s, so.case_timeout_s = o_.case_timeout_s, so.worker_mem_gib = o_.worker_mem_gib;
@@ -568,6 +670,8 @@ CampaignResult Campaign::run() {
   write_reports(dir_, st_, rs);
   std::printf("%s", summary_text(dir_, st_, rs).c_str());
   ::close(lock_fd_);
+  if (!unusable_.empty())  // bad input, not findings: state and reports stay as written
+    throw CampaignInputError(fmt::format("subject unusable: {}; report: {}", unusable_, (dir_ / "report.md").string()));
   return {static_cast<int64_t>(st_.findings.size()), st_.cases_done};
 }
 

@@ -223,6 +223,8 @@ MergeResult merge_campaigns(const MergeOptions& o) {
       merge_cursor(m.seeds[seed], cur);
     }
     if (m.environment.is_null() || m.environment.empty()) m.environment = st.environment;
+    if (m.capabilities.is_null()) m.capabilities = st.capabilities;  // one subject: one signature
+    m.subject_ran = m.subject_ran || st.subject_ran;
     journal += committed_journal(s);
     for (auto& f : st.findings) {
       // A shrunk finding competes with its minimized case (campaign_shrink.hpp).

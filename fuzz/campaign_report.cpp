@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "judge/signature.hpp"
+
 namespace flce {
 
 namespace fs = std::filesystem;
@@ -26,6 +28,43 @@ double graphs_per_min(const RunStats& rs) {
 int64_t bucket(const CampaignState& st, const std::string& name) {
   auto it = st.outcomes.find(name);
   return it == st.outcomes.end() ? 0 : it->second;
+}
+
+// Cases the subject could not run because it lacks a parameter they use, per parameter (a case
+// lacking two counts for each), from the outcome buckets "unsupported-by-subject:<p>[+<p>]".
+std::map<std::string, int64_t> unsupported_by_param(const CampaignState& st) {
+  std::map<std::string, int64_t> n;
+  for (auto& [outcome, count] : st.outcomes)
+    for (auto& p : unsupported_params(outcome)) n[p] += count;
+  return n;
+}
+
+int64_t unsupported_by_subject(const CampaignState& st) {
+  int64_t n = 0;
+  for (auto& [outcome, count] : st.outcomes)
+    if (outcome.rfind(kUnsupportedBySubject, 0) == 0) n += count;
+  return n;
+}
+
+std::string join(const nlohmann::json& names) {
+  std::string s;
+  for (auto& v : names)
+    if (v.is_string()) s += (s.empty() ? "" : ", ") + v.get<std::string>();
+  return s.empty() ? "none" : s;
+}
+
+// "supports: bias, ce_weight, ...; not: return_token_accuracy, ..." (empty: not known).
+std::string capability_line(const CampaignState& st) {
+  if (!st.capabilities.is_object()) return "";
+  const auto lacks = st.capabilities.value("lacks", nlohmann::json::array());
+  return fmt::format("supports: {}; not: {}{}", join(st.capabilities.value("params", nlohmann::json::array())),
+                     join(lacks), lacks.empty() ? "" : " (no sampled case uses those)");
+}
+
+std::string per_param_text(const std::map<std::string, int64_t>& n) {
+  std::string s;
+  for (auto& [p, count] : n) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", p, count);
+  return s;
 }
 
 // Where a finding was first seen: its case key, behind the shard's directory when merged.
@@ -91,6 +130,10 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     totals.row({"cases run", fmt::format("{} ({} in this run; {} run{} of this campaign)", st.cases_done,
                                          rs.cases_this_run, st.runs, st.runs == 1 ? "" : "s")});
   totals.row({"pass / unsupported", fmt::format("{} / {}", bucket(st, "pass"), bucket(st, "unsupported"))});
+  if (const std::string caps = capability_line(st); !caps.empty()) totals.row({"subject parameters", caps});
+  if (const int64_t n = unsupported_by_subject(st))
+    totals.row({"unsupported by subject", fmt::format("{} cases (not findings), by parameter: {}", n,
+                                                      per_param_text(unsupported_by_param(st)))});
   totals.row({"distinct findings", std::to_string(st.findings.size())});
   totals.row({"throughput", fmt::format("{:.1f} cases/min", cases_per_min(rs))});
   totals.row({"graph configurations",
@@ -103,6 +146,8 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   totals.row({"time to first finding", st.first_finding_s ? duration(*st.first_finding_s) : "none"});
   totals.row({"time spent", duration(st.elapsed_s)});
   if (rs.interrupted) totals.row({"note", "interrupted; rerun the same command to resume"});
+  if (!st.unusable.empty())
+    totals.row({"stopped", "**subject unusable**: " + st.unusable + " (exit 2; rerun the same command once fixed)"});
   md.add(totals);
   if (merged) {
     md.heading(2, "Shards");
@@ -157,6 +202,9 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["time_to_first_finding_s"] = st.first_finding_s ? nlohmann::ordered_json(*st.first_finding_s) : nlohmann::ordered_json();
   j["worker_restarts"] = st.worker_restarts;
   j["interrupted"] = rs.interrupted;
+  if (!st.unusable.empty()) j["unusable"] = st.unusable;
+  j["capabilities"] = st.capabilities;
+  j["unsupported_by_subject"] = {{"cases", unsupported_by_subject(st)}, {"by_param", unsupported_by_param(st)}};
   j["outcomes"] = st.outcomes;
   auto fj = nlohmann::ordered_json::array();
   for (auto& f : st.findings) {
@@ -181,6 +229,9 @@ JUnit junit_of(const fs::path& dir, const CampaignState& st) {
   if (const int64_t unsupported = bucket(st, "unsupported"))
     suite.cases.push_back(
         {cls, "unsupported", std::nullopt, JUnitSkipped{fmt::format("{} cases cannot run here", unsupported)}});
+  for (auto& [p, n] : unsupported_by_param(st))
+    suite.cases.push_back({cls, std::string(kUnsupportedBySubject) + p, std::nullopt,
+                           JUnitSkipped{fmt::format("{} cases use {}, which the subject lacks", n, p)}});
   for (auto& f : st.findings)
     suite.cases.push_back({cls, f.signature, std::nullopt,
                            JUnitFailure{"finding", fmt::format("{} hits, first {}", f.count, first_where(f)),
@@ -203,6 +254,10 @@ std::string summary_text(const fs::path& dir, const CampaignState& st, const Run
                               st.cases_done, run, st.outcomes.size(), st.findings.size(),
                               rs.interrupted ? " (interrupted)" : "");
   s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
+  if (const std::string caps = capability_line(st); !caps.empty()) s += "subject " + caps + "\n";
+  if (const int64_t n = unsupported_by_subject(st))
+    s += fmt::format("unsupported by subject: {} cases (not findings): {}\n", n, per_param_text(unsupported_by_param(st)));
+  if (!st.unusable.empty()) s += "stopped: subject unusable: " + st.unusable + "\n";
   s += fmt::format("graph configurations: {} distinct{}{}\n", st.graphs.size(),
                    rs.shards.is_array() ? "" : fmt::format(" ({:.2f}/min this run)", graphs_per_min(rs)),
                    st.families_retired ? fmt::format("; {} families retired after repeated compile failures ({} cases not run)",

@@ -1,5 +1,7 @@
 #include "fuzz/campaign_state.hpp"
 
+#include "judge/signature.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -100,6 +102,9 @@ nlohmann::ordered_json CampaignState::to_json() const {
   }
   j["findings"] = fj;
   j["environment"] = environment;
+  j["capabilities"] = capabilities;
+  j["subject_ran"] = subject_ran;
+  if (!unusable.empty()) j["unusable"] = unusable;
   return j;
 }
 
@@ -146,10 +151,13 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     s.findings.push_back(x);
   }
   s.environment = j.value("environment", nlohmann::json::object());
+  s.capabilities = j.contains("capabilities") ? j["capabilities"] : nlohmann::json();
+  s.subject_ran = j.value("subject_ran", s.cases_done > 0);  // older states: assume usable
+  s.unusable = j.value("unusable", "");
   return s;
 }
 
-bool is_finding(const std::string& outcome) { return outcome != "pass" && outcome != "unsupported"; }
+bool is_finding(const std::string& outcome) { return outcome != "pass" && !is_unsupported_outcome(outcome); }
 
 std::string finding_id(const std::string& signature) {
   std::string slug;

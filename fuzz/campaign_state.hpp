@@ -69,13 +69,24 @@ struct CampaignState {
   int64_t families_retired = 0, cases_retired = 0;  // cases left unrun by retired families
   std::vector<Finding> findings;            // in order of first sight
   nlohmann::json environment;               // the workers' fingerprint (torch, Python, ...)
+  // What the subject's callable takes, as its workers read it at start (SubjectCapabilities:
+  // {"params": [...], "lacks": [...], "callable": ...}); null when unknown. Sampled cases never
+  // use what it lacks.
+  nlohmann::json capabilities;
+  // Some case got past the call into the subject: an oracle produced outputs, or the subject
+  // failed in its own code. From then on the subject is usable, whatever fails ("subject
+  // unusable" is only ever decided on the first cases; campaign.cpp, watch_usable).
+  bool subject_ran = false;
+  // Set when the campaign stopped because the subject cannot run at all ("subject unusable").
+  std::string unusable;
 
   Finding* finding(const std::string& signature);
   nlohmann::ordered_json to_json() const;
   static CampaignState from_json(const nlohmann::json& j);
 };
 
-// "pass" and "unsupported" are buckets, every other outcome is a finding.
+// "pass", "unsupported" and "unsupported-by-subject:<param>..." are buckets, every other
+// outcome is a finding.
 bool is_finding(const std::string& outcome);
 // A stable directory name for a signature: readable slug + hash (same signature, same id).
 std::string finding_id(const std::string& signature);

@@ -1,6 +1,8 @@
 // `flce worker`: the isolated side of a campaign. Protocol (one JSON object per line):
 //   in : {"key": K, "case": {...}}
-//   out: {"ready": true, "environment": {...}}         once Python and torch are up
+//   out: {"ready": true, "environment": {...},         once Python and torch are up; capabilities:
+//         "capabilities": {"known": B, "params": [...],   the FLCE parameters the subject's callable
+//                          "lacks": [...], "callable": C}  takes (its signature; known false: unread)
 //        {"ready": false, "bad_input": true, "why": W} unknown subject
 //        {"key": K, "stage": S}                        before each step (golden, eager, compiled:..)
 //        {"key": K, "outcome": O, "report": {...}, "wall_ms": T, "cuda_poisoned": B, "subject_died": B}
@@ -85,7 +87,17 @@ int serve_worker(const CampaignWorkerOptions& o) {
       emit({{"ready", false}, {"bad_input", true}, {"why", "subject '" + o.subject + "': " + info.error}});
       return 2;
     }
-    emit({{"ready", true}, {"environment", nlohmann::json::parse(host.environment().to_json())}});
+    // What the subject's callable takes: the campaign stops drawing cases it lacks parameters for.
+    const SubjectCapabilities caps = host.capabilities(o.subject, o.subject_path);
+    nlohmann::json cj{{"known", caps.known}};
+    if (caps.known) {
+      cj["params"] = caps.params;
+      cj["lacks"] = caps.lacks;
+      cj["callable"] = caps.callable;
+    } else if (!caps.error.empty()) {
+      cj["error"] = caps.error;
+    }
+    emit({{"ready", true}, {"environment", nlohmann::json::parse(host.environment().to_json())}, {"capabilities", cj}});
   }
   LadderMemo memo;  // this process's: its compiled functions are the ones the ladder would reuse
   std::string line;

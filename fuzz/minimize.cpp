@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <set>
 
+#include "judge/differential.hpp"
+
 namespace flce {
 
 namespace {
@@ -173,7 +175,7 @@ MinimizeResult minimize(const Case& c, const MinimizeOptions& opt) {
     return o;
   };
   res.outcome = run(c, "original");
-  if (res.outcome == "pass" || res.outcome == "unsupported")
+  if (res.outcome == "pass" || is_unsupported_outcome(res.outcome))
     throw CaseError("minimize", "the case's outcome here is '" + res.outcome + "': nothing to keep while shrinking");
 
   Case& cur = res.minimized;

@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A finding is reported, not crashed on: libFuzzer keeps exploring; the campaign
   // (flce campaign) is what deduplicates and minimizes.
   static std::string last;
-  if (r.outcome != "pass" && r.outcome != "unsupported" && r.outcome != last) {
+  if (r.outcome != "pass" && !is_unsupported_outcome(r.outcome) && r.outcome != last) {
     std::fprintf(stderr, "flce subject_fuzzer: outcome %s on %s\n", r.outcome.c_str(), to_json(c, -1).c_str());
     last = r.outcome;
   }

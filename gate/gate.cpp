@@ -3,10 +3,6 @@
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,9 +13,8 @@
 #include <map>
 
 #include "case/sampler.hpp"
+#include "oracles/subject_tree.hpp"
 #include "oracles/subject_worker.hpp"
-
-extern char** environ;
 
 namespace flce {
 
@@ -58,6 +53,29 @@ GateSpec parse_gate_spec(const std::string& text) {
   return s;
 }
 
+std::string spec_text(const GateSpec& s) {
+  std::string t = "subject=" + s.subject;
+  if (!s.path.empty()) t += ",path=" + s.path;
+  if (!s.python.empty()) t += ",python=" + s.python;
+  if (!s.git_repo.empty()) t += ",git=" + s.git_repo + "@" + s.git_ref;
+  return t;
+}
+
+GateSpec merge_base_spec(const GateSpec& candidate, const std::string& branch, const std::string& base_text) {
+  if (candidate.git_repo.empty())
+    throw std::invalid_argument(fmt::format("--merge-base: the candidate SPEC '{}' has no git=REPO@REF", candidate.text));
+  GateSpec base = candidate;
+  if (!base_text.empty()) {
+    base = parse_gate_spec(base_text);
+    if (!base.git_repo.empty())
+      throw std::invalid_argument(fmt::format("--merge-base: the base SPEC '{}' has git= (flce computes it)", base_text));
+  }
+  base.git_repo = candidate.git_repo;
+  base.git_ref = merge_base(candidate.git_repo, branch, candidate.git_ref);
+  base.text = spec_text(base);
+  return base;
+}
+
 std::string_view name(GateVerdict v) {
   switch (v) {
     case GateVerdict::SAME_PASS: return "same-pass";
@@ -70,6 +88,7 @@ std::string_view name(GateVerdict v) {
     case GateVerdict::NEW_FAILURE: return "new-failure";
     case GateVerdict::FIXED: return "fixed";
     case GateVerdict::NEW_PASS: return "new-pass";
+    case GateVerdict::NEW_COVERAGE: return "new-coverage";
     case GateVerdict::SKIPPED: return "skipped";
   }
   return "?";
@@ -77,9 +96,14 @@ std::string_view name(GateVerdict v) {
 
 GateVerdict gate_verdict(const std::string& b, const std::string& c, bool strict_changes) {
   const bool b_ok = b == "pass", c_ok = c == "pass";
-  const bool b_un = b == "unsupported", c_un = c == "unsupported";
+  // "unsupported" (cannot run here) and "unsupported-by-subject:<param>" (lacks a parameter).
+  const bool b_un = is_unsupported_outcome(b), c_un = is_unsupported_outcome(c);
   if (b == c) return b_ok ? GateVerdict::SAME_PASS : b_un ? GateVerdict::UNSUPPORTED : GateVerdict::SAME_FAILURE;
+  if (b_un && c_un) return GateVerdict::UNSUPPORTED;  // neither ran it, for different reasons
   if (c_un) return GateVerdict::LOST;
+  // The candidate takes a parameter the base lacks: what it shows there is new coverage, not a
+  // change against the base (which never ran the case).
+  if (!unsupported_params(b).empty()) return GateVerdict::NEW_COVERAGE;
   if (b_un) return c_ok ? GateVerdict::NEW_PASS : GateVerdict::NEW_FAILURE;
   if (b_ok) return GateVerdict::REGRESSED;
   if (c_ok) return GateVerdict::FIXED;
@@ -162,58 +186,26 @@ int GateReport::judged() const {
 
 namespace {
 
-int run_command(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, 2, 1);  // git's chatter goes to stderr
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// A detached worktree of REF, removed again when the gate ends.
-struct Worktree {
-  std::string repo, dir;
-  Worktree(const std::string& r, const std::string& ref) : repo(r) {
-    char tmpl[] = "/tmp/flce-gate-tree-XXXXXX";
-    if (!mkdtemp(tmpl)) throw GateSetupError("cannot create a temporary directory for git worktree");
-    dir = tmpl;
-    fs::remove(dir);  // git worktree add wants to create it
-    if (run_command({"git", "-C", repo, "worktree", "add", "--detach", "--quiet", dir, ref}) != 0) {
-      dir.clear();
-      throw GateSetupError(fmt::format("git={}@{}: git worktree add failed", repo, ref));
-    }
-  }
-  ~Worktree() {
-    if (!dir.empty()) run_command({"git", "-C", repo, "worktree", "remove", "--force", dir});
-  }
-};
-
 struct Side {
   std::string label;
   GateSpec spec;
   std::string path;  // resolved subject path
-  std::unique_ptr<Worktree> tree;
+  std::string commit;  // git=: the commit REF resolved to
   std::unique_ptr<SubjectWorker> worker;
   SubjectInfo info;
 };
 
 void prepare(Side& s, double timeout_s) {
   if (!s.spec.git_repo.empty()) {
-    s.tree = std::make_unique<Worktree>(s.spec.git_repo, s.spec.git_ref);
-    // path= is relative to the worktree; by default a src/ layout (Liger) or the root.
-    if (!s.spec.path.empty())
-      s.path = s.tree->dir + "/" + s.spec.path;
-    else
-      s.path = fs::is_directory(s.tree->dir + "/src") ? s.tree->dir + "/src" : s.tree->dir;
+    // The commit's tree, exported into the cache (oracles/subject_tree.hpp); the user's
+    // checkout is only read. path= is inside the tree; by default src/ (Liger) or the root.
+    try {
+      SubjectTree t = export_subject_tree(s.spec.git_repo, s.spec.git_ref, s.spec.path);
+      s.path = t.subject_path;
+      s.commit = t.commit;
+    } catch (const SubjectTreeError& e) {
+      throw GateSetupError(fmt::format("{} ({}): git={}", s.label, s.spec.text, e.what()));
+    }
   } else if (!s.spec.path.empty()) {
     if (!fs::is_directory(s.spec.path)) throw GateSetupError(fmt::format("{}: path={}: no such directory", s.label, s.spec.path));
     s.path = fs::absolute(s.spec.path).string();
@@ -272,7 +264,7 @@ GateReport run_gate(const GateOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   GateReport rep;
   rep.opt = opt;
-  Side base{"base", opt.base, "", nullptr, nullptr, {}}, cand{"candidate", opt.candidate, "", nullptr, nullptr, {}};
+  Side base{"base", opt.base, "", "", nullptr, {}}, cand{"candidate", opt.candidate, "", "", nullptr, {}};
   // Two interpreters start (torch import, seconds each) at the same time.
   auto fb = std::async(std::launch::async, [&] { prepare(base, opt.timeout_s); });
   std::exception_ptr cand_err;
@@ -287,6 +279,8 @@ GateReport run_gate(const GateOptions& opt) {
   rep.candidate_env = cand.worker->environment();
   rep.base_version = base.info.version;
   rep.candidate_version = cand.info.version;
+  rep.base_commit = base.commit;
+  rep.candidate_commit = cand.commit;
   const bool has_gpu = !rep.base_env.gpu.empty() && !rep.candidate_env.gpu.empty();
 
   auto run_one = [&](const GateCase& gc) {
@@ -408,6 +402,24 @@ nlohmann::ordered_json side_json(const RunReport& r) {
   return j;
 }
 
+// Cases one side could not run because its subject lacks a parameter they use, per parameter
+// (outcome "unsupported-by-subject:<p>[+<p>]"): counted, never regressions or findings.
+std::map<std::string, int> lacking(const GateReport& r, bool base) {
+  std::map<std::string, int> n;
+  for (auto& row : r.rows) {
+    const auto& side = base ? row.base : row.candidate;
+    if (side)
+      for (auto& p : unsupported_params(side->outcome)) ++n[p];
+  }
+  return n;
+}
+
+std::string lacking_text(const std::map<std::string, int>& n) {
+  std::string s;
+  for (auto& [p, count] : n) s += fmt::format("{}{} ({} case{})", s.empty() ? "" : ", ", md_code(p), count, count == 1 ? "" : "s");
+  return s;
+}
+
 }  // namespace
 
 std::string gate_markdown(const GateReport& r) {
@@ -421,6 +433,10 @@ std::string gate_markdown(const GateReport& r) {
   md.paragraph(fmt::format("{} cases ({} pinned, {} sampled with seed {}{}) · {} judged · {} skipped · {} fixed · {:.0f} s",
                            r.rows.size(), n_corpus, n_sample, r.opt.seed, n_fuzz ? fmt::format(", {} fuzzed", n_fuzz) : "",
                            r.judged(), r.count(GateVerdict::SKIPPED), fixed, r.wall_s));
+  for (bool base : {true, false})
+    if (auto n = lacking(r, base); !n.empty())
+      md.paragraph(fmt::format("{} subject lacks parameters these cases use (unsupported by subject; not regressions): {}",
+                               base ? "base" : "candidate", lacking_text(n)));
   md.add(Table{{"", "subject", "version", "torch", "python"},
                {{"base", md_code(r.opt.base.subject), r.base_version, r.base_env.torch, r.base_env.python},
                 {"candidate", md_code(r.opt.candidate.subject), r.candidate_version, r.candidate_env.torch,
@@ -459,6 +475,14 @@ std::string gate_markdown(const GateReport& r) {
         fixes.row({md_code(row.gc.id), config_of(row.gc.c), md_code(row.base->outcome)});
     md.add(fixes);
   }
+  if (r.count(GateVerdict::NEW_COVERAGE)) {
+    md.heading(3, "New coverage (the base lacks a parameter these cases use; not failing the gate)");
+    Table cov{{"case", "configuration", "base", "candidate"}, {}};
+    for (auto& row : r.rows)
+      if (row.verdict == GateVerdict::NEW_COVERAGE)
+        cov.row({md_code(row.gc.id), config_of(row.gc.c), md_code(row.base->outcome), md_code(row.candidate->outcome)});
+    md.add(cov);
+  }
   auto drift = notable_drift(r);
   double max_drift = 0;
   for (auto& row : r.rows)
@@ -475,7 +499,7 @@ std::string gate_markdown(const GateReport& r) {
   Details rest{"Unchanged and skipped cases", {{"case", "verdict", "outcome"}, {}}};
   for (auto& row : r.rows)
     if (!is_regression(row.verdict) && row.verdict != GateVerdict::FIXED && row.verdict != GateVerdict::NEW_PASS &&
-        row.verdict != GateVerdict::STILL_FAILING)
+        row.verdict != GateVerdict::STILL_FAILING && row.verdict != GateVerdict::NEW_COVERAGE)
       rest.table.row({md_code(row.gc.id), std::string(name(row.verdict)),
                       row.verdict == GateVerdict::SKIPPED ? row.skip_reason : md_code(row.base->outcome)});
   if (!rest.table.rows.empty()) md.add(rest);
@@ -484,13 +508,13 @@ std::string gate_markdown(const GateReport& r) {
 
 nlohmann::ordered_json gate_json(const GateReport& r) {
   nlohmann::ordered_json j;
-  auto spec = [](const GateSpec& s, const Environment& e, const std::string& v) {
+  auto spec = [](const GateSpec& s, const Environment& e, const std::string& v, const std::string& commit) {
     return nlohmann::ordered_json{{"spec", s.text}, {"subject", s.subject}, {"path", s.path}, {"python", s.python},
-                                  {"git", s.git_repo.empty() ? "" : s.git_repo + "@" + s.git_ref},
+                                  {"git", s.git_repo.empty() ? "" : s.git_repo + "@" + s.git_ref}, {"git_commit", commit},
                                   {"subject_version", v}, {"environment", nlohmann::ordered_json::parse(e.to_json())}};
   };
-  j["base"] = spec(r.opt.base, r.base_env, r.base_version);
-  j["candidate"] = spec(r.opt.candidate, r.candidate_env, r.candidate_version);
+  j["base"] = spec(r.opt.base, r.base_env, r.base_version, r.base_commit);
+  j["candidate"] = spec(r.opt.candidate, r.candidate_env, r.candidate_version, r.candidate_commit);
   j["summary"] = {{"cases", r.rows.size()}, {"judged", r.judged()}, {"regressions", r.regressions()},
                   {"fixed", r.count(GateVerdict::FIXED) + r.count(GateVerdict::NEW_PASS)},
                   {"still_failing", r.count(GateVerdict::STILL_FAILING)}, {"strict_changes", r.opt.strict_changes},
@@ -504,6 +528,8 @@ nlohmann::ordered_json gate_json(const GateReport& r) {
                       {"candidate_outcome", g.candidate_outcome}, {"cases", ids}});
   }
   j["regression_groups"] = groups;
+  j["summary"]["new_coverage"] = r.count(GateVerdict::NEW_COVERAGE);
+  j["summary"]["unsupported_by_subject"] = {{"base", lacking(r, true)}, {"candidate", lacking(r, false)}};
   auto cases = nlohmann::ordered_json::array();
   for (auto& row : r.rows) {
     nlohmann::ordered_json c{{"id", row.gc.id}, {"source", row.gc.source}, {"verdict", name(row.verdict)},

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "judge/differential.hpp"
+#include "oracles/subject_tree.hpp"
 
 namespace flce {
 
@@ -19,9 +20,16 @@ namespace flce {
 struct GateSpec {
   std::string text;  // as given
   std::string subject, path, python;
-  std::string git_repo, git_ref;  // git=: a worktree of REF is checked out and used as path
+  std::string git_repo, git_ref;  // git=: REF's tree, exported into the cache (oracles/subject_tree.hpp)
 };
 GateSpec parse_gate_spec(const std::string& text);  // throws std::invalid_argument naming the key
+std::string spec_text(const GateSpec& s);           // the SPEC again, keys in a fixed order
+
+// `flce gate --merge-base BRANCH`: the base is the candidate's repository (its git=) at
+// `git merge-base BRANCH <candidate REF>`. `base_text`: the --base SPEC given, without git=
+// (empty: the candidate's SPEC). Throws std::invalid_argument for a SPEC that does not fit,
+// SubjectTreeError when git cannot resolve it.
+GateSpec merge_base_spec(const GateSpec& candidate, const std::string& branch, const std::string& base_text);
 
 enum class GateVerdict {
   SAME_PASS,     // both pass
@@ -34,6 +42,8 @@ enum class GateVerdict {
   NEW_FAILURE,   // base could not run it, candidate fails (a regression)
   FIXED,         // base failed, candidate passes
   NEW_PASS,      // base could not run it, candidate passes
+  NEW_COVERAGE,  // base lacks a parameter the case uses (unsupported-by-subject), candidate runs it:
+                 // listed with the candidate's outcome, never a regression
   SKIPPED,       // the case's kind does not fit one of the subjects, or it needs a device absent here
 };
 std::string_view name(GateVerdict v);
@@ -94,6 +104,7 @@ struct GateReport {
   GateOptions opt;
   Environment base_env, candidate_env;
   std::string base_version, candidate_version;
+  std::string base_commit, candidate_commit;  // git=: the commit each side ran
   std::vector<GateRow> rows;
   std::vector<GateGroup> groups;
   double wall_s = 0;

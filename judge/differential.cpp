@@ -1,5 +1,6 @@
 #include "judge/differential.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -25,6 +26,7 @@ OracleOutcome outcome_of(const std::string& oracle, const std::string& backend, 
   o.backend = backend;
   o.status = r.status;
   o.reason = r.reason;
+  o.unsupported_params = r.unsupported_params;
   o.phase = r.phase;
   o.paths = r.paths;
   o.wall_ms = r.wall_ms;
@@ -173,10 +175,18 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     }
     rep.oracles.push_back(o);
   }
-  // Outcome line: a dead subject process, else the first failing oracle (eager first).
+  // Outcome line: a dead subject process; else a parameter the subject lacks (the case says
+  // nothing about the subject, whatever another oracle did); else the first failing oracle.
+  std::vector<std::string> lacks;
+  for (auto& o : rep.oracles)
+    for (auto& p : o.unsupported_params)
+      if (std::find(lacks.begin(), lacks.end(), p) == lacks.end()) lacks.push_back(p);
   rep.outcome = "pass";
   if (!rep.subject_died.empty()) {
     rep.outcome = "crash:" + rep.subject_died;
+  } else if (!lacks.empty()) {
+    rep.outcome = std::string(kUnsupportedBySubject);
+    for (size_t i = 0; i < lacks.size(); ++i) rep.outcome += (i ? "+" : "") + lacks[i];
   } else if (rep.unsupported()) {
     rep.outcome = "unsupported";
   } else {
@@ -250,6 +260,7 @@ nlohmann::ordered_json report_json(const RunReport& r) {
     oj["transfer_ms"] = o.transfer_ms;
     oj["paths"] = o.paths;
     if (!o.reason.empty()) oj["reason"] = o.reason;
+    if (!o.unsupported_params.empty()) oj["unsupported_params"] = o.unsupported_params;
     if (o.signature) {
       oj["signature"] = {{"id", o.signature->id}, {"known", o.signature->known}, {"title", o.signature->title},
                          {"matched", o.signature->matched}, {"innermost_torch_frame", o.signature->innermost_torch_frame},

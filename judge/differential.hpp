@@ -45,6 +45,7 @@ struct OracleOutcome {
   std::optional<OracleVerdict> verdict;  // when status ok
   std::optional<Signature> signature;    // when status error
   std::string reason, phase;
+  std::vector<std::string> unsupported_params;  // unsupported: what the case uses that the subject lacks
   std::vector<std::string> paths;
   double wall_ms = 0;
   double transfer_ms = 0;  // inputs to and outputs from the subject host (shared memory)
@@ -79,7 +80,10 @@ struct RunReport {
   bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
   std::string subject_died;         // "<how>@<stage>" when the subject's process died
   // The one line that identifies what this case shows (for dedup, gating, repro):
-  // "pass", "unsupported", "<signature id>@<stage>", "judge:<oracle>:<output>:<finding>",
+  // "pass", "unsupported" (cannot run here: no CUDA, no kernel on this device),
+  // "unsupported-by-subject:<param>[+<param>...]" (the case uses a parameter the subject's
+  // callable lacks, e.g. return_token_accuracy on a Liger tree older than it: never a finding),
+  // "<signature id>@<stage>", "judge:<oracle>:<output>:<finding>",
   // "crash:<how>@<stage>" (the subject's process died; as a campaign names a dead worker).
   std::string outcome;
   bool all_pass() const;

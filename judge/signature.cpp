@@ -171,6 +171,23 @@ Signature SignatureTable::classify(const ErrorChain& chain, const std::string& t
   return sig;
 }
 
+bool is_unsupported_outcome(const std::string& outcome) {
+  return outcome == "unsupported" || outcome.rfind(kUnsupportedBySubject, 0) == 0;
+}
+
+std::vector<std::string> unsupported_params(const std::string& outcome) {
+  std::vector<std::string> v;
+  if (outcome.rfind(kUnsupportedBySubject, 0) != 0) return v;
+  const std::string rest = outcome.substr(kUnsupportedBySubject.size());
+  for (size_t at = 0; at <= rest.size();) {
+    size_t plus = rest.find('+', at);
+    if (plus == std::string::npos) plus = rest.size();
+    if (plus > at) v.push_back(rest.substr(at, plus - at));
+    at = plus + 1;
+  }
+  return v;
+}
+
 bool is_compile_failure(const std::string& outcome) {
   return outcome.find("@compiled:") != std::string::npos && outcome.rfind("judge:", 0) != 0 &&
          outcome.rfind("crash:", 0) != 0 && outcome.rfind("timeout@", 0) != 0;

@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "oracles/subject.hpp"
@@ -45,5 +46,12 @@ bool version_in_range(const std::string& version, const std::string& range);
 // An outcome line "<signature>@compiled:<stage>": the compiled run raised (trace, lowering,
 // codegen), as opposed to a numeric finding ("judge:..."), a crash or a timeout.
 bool is_compile_failure(const std::string& outcome);
+
+// Outcome lines that are no verdict on the subject: "unsupported" (cannot run here) and
+// "unsupported-by-subject:<param>[+<param>...]" (the subject lacks a parameter the case uses).
+inline constexpr std::string_view kUnsupportedBySubject = "unsupported-by-subject:";
+bool is_unsupported_outcome(const std::string& outcome);
+// The parameters an "unsupported-by-subject:a+b" outcome names ({a, b}); empty for any other.
+std::vector<std::string> unsupported_params(const std::string& outcome);
 
 }  // namespace flce

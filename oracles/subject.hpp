@@ -26,6 +26,9 @@ struct SubjectResult {
   SubjectStatus status = SubjectStatus::ERROR;
   Outputs outputs;       // host copies for judging (widened to double)
   std::string reason;    // unsupported: why
+  // unsupported because the subject's callable lacks parameters the case uses (its signature,
+  // subjects/flce_subjects/params.py): their names, e.g. {"return_token_accuracy"}
+  std::vector<std::string> unsupported_params;
   ErrorChain chain;      // error: the whole exception chain, outermost first
   std::string phase;     // error: setup | forward | backward | worker
   std::vector<std::string> paths;  // subject code paths seen (e.g. addmm.dtype_out)

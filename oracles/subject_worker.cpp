@@ -217,6 +217,9 @@ SubjectResult SubjectWorker::call(const std::string& op, const Case& c, const In
   const std::string status = str_or(*res, "status");
   r.status = status == "ok" ? SubjectStatus::OK : status == "unsupported" ? SubjectStatus::UNSUPPORTED : SubjectStatus::ERROR;
   r.reason = str_or(*res, "reason");
+  if (res->contains("unsupported_params") && (*res)["unsupported_params"].is_array())
+    for (auto& p : (*res)["unsupported_params"])
+      if (p.is_string()) r.unsupported_params.push_back(p.get<std::string>());
   r.subject_version = str_or(*res, "subject_version");
   if (res->contains("wall_ms") && (*res)["wall_ms"].is_number()) r.wall_ms = (*res)["wall_ms"].get<double>();
   if (res->contains("transfer_ms") && (*res)["transfer_ms"].is_number()) transfer_ms += (*res)["transfer_ms"].get<double>();
@@ -312,6 +315,26 @@ SubjectInfo SubjectWorker::describe(const std::string& subject, const std::strin
   info.op = j->value("op", false);
   info.version = str_or(*j, "version");
   return info;
+}
+
+SubjectCapabilities SubjectWorker::capabilities(const std::string& subject, const std::string& subject_path) {
+  SubjectCapabilities caps;
+  std::string why;
+  auto j = request({{"op", "capabilities"},
+                    {"subject", subject},
+                    {"subject_path", subject_path.empty() ? nlohmann::json() : nlohmann::json(subject_path)}},
+                   &why);
+  if (!j) {
+    caps.error = why;
+    return caps;
+  }
+  caps.error = str_or(*j, "error");
+  if (!caps.error.empty() || !j->value("flce", false)) return caps;
+  caps.known = true;
+  caps.params = j->value("params", std::vector<std::string>{});
+  caps.lacks = j->value("lacks", std::vector<std::string>{});
+  caps.callable = str_or(*j, "callable");
+  return caps;
 }
 
 void SubjectWorker::reset() {

@@ -34,6 +34,15 @@ struct SubjectInfo {
   std::string version, error;  // error: the subject cannot be loaded there
 };
 
+// Which optional FLCE parameters the subject's callable takes, read from its signature in the
+// subject host (subjects/flce_subjects/params.py). A case using one it lacks comes back
+// unsupported (SubjectResult::unsupported_params); a campaign stops drawing such cases.
+struct SubjectCapabilities {
+  bool known = false;                 // false: not answered (error says why), or not an FLCE subject
+  std::vector<std::string> params, lacks;
+  std::string callable, error;
+};
+
 // The interpreter subjects run in unless told otherwise: FLCE_SUBJECT_PYTHON when it names
 // one, else the venv flce was configured with.
 std::string default_python();
@@ -50,6 +59,7 @@ class SubjectWorker : public SubjectRunner {
   std::string torch_version() override;
   Environment environment() override;  // cached: asked once per worker
   SubjectInfo describe(const std::string& subject, const std::string& subject_path);
+  SubjectCapabilities capabilities(const std::string& subject, const std::string& subject_path);
   std::vector<std::string> builtin_subjects();
   bool cuda_available() { return !environment().gpu.empty(); }
   void reset();  // torch._dynamo.reset() there: forget compiled functions

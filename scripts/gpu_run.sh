@@ -12,7 +12,8 @@
 #   FLCE_STEPS (default "gpu_tests bench runs ctest": the GPU suite and the benchmark in one
 #     call). Others: fixes (flce_workaround vs Liger PR
 #     #1328, scripts/compare_fixes.py), campaign (vs Liger on every GPU), gate (Liger PRs
-#     #1324 and #1328 against their merge bases); need .carry/liger from gpu_prepare.sh.
+#     #1324 and #1328 against their merge bases), history (scripts/liger_history.sh: pinned
+#     Liger cases on old trees, two bisects); need .carry/liger* from gpu_prepare.sh.
 #     Steps without gpu_tests/bench/ctest build the flce binary only.
 #   Campaign: FLCE_CAMPAIGN_MIN (2), FLCE_CAMPAIGN_WORKERS (4 per GPU), FLCE_CAMPAIGN_FAMILY (32),
 #     FLCE_CAMPAIGN_SEED (11), FLCE_CAMPAIGN_CORPUS (none: from an empty corpus), FLCE_MINIMIZE_S (45),
@@ -285,6 +286,13 @@ if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
     campaign_run /tmp/flce-campaign-f2 "$OUT/campaign2.log" "$FLCE_CAMPAIGN_FAMILY2" "${FLCE_CAMPAIGN2_MIN:-1.5}" 0
     grep -E '^(campaign|throughput|graph conf|time to first|  +[0-9]+x|## profile)' "$OUT/campaign2.log" | cut -c1-220
   fi
+fi
+
+# ---- Liger across its history: pinned cases on old trees, two bisects (scripts/liger_history.sh) ----
+if want history && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
+  FLCE_BUILD_DIR=$BUILD timeout "$(left)" bash scripts/liger_history.sh >"$OUT/history_run.log" 2>&1
+  rc=$?
+  record history "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; history.md, bisect-seed.md, bisect-amp.md"
 fi
 
 # ---- everything else ----

@@ -10,7 +10,8 @@ foreach(_gate regression workaround spec git)
 endforeach()
 
 # Unit tests of the gate/matrix logic and the worker client (a fake interpreter; no torch).
-add_executable(flce_gate_tests gate_matrix_test.cpp)
+# bisect_test.cpp: bisection stepping, the tree cache and --merge-base (needs git, no torch).
+add_executable(flce_gate_tests gate_matrix_test.cpp bisect_test.cpp)
 target_link_libraries(flce_gate_tests PRIVATE flce_gate GTest::gtest_main)
 target_compile_options(flce_gate_tests PRIVATE ${FLCE_WARNINGS})
 gtest_discover_tests(flce_gate_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "cpu")

@@ -49,10 +49,26 @@ TEST(GateVerdict, EveryTransition) {
   EXPECT_EQ(gate_verdict("pass", "unsupported"), GateVerdict::LOST);
   EXPECT_EQ(gate_verdict("unsupported", tier2), GateVerdict::NEW_FAILURE);
   EXPECT_EQ(gate_verdict("unsupported", "pass"), GateVerdict::NEW_PASS);
+  // A parameter the base's subject lacks (an older Liger tree without return_token_accuracy):
+  // whatever the candidate shows there is new coverage, never a regression.
+  const std::string lacks = "unsupported-by-subject:return_token_accuracy";
+  EXPECT_EQ(gate_verdict(lacks, "pass"), GateVerdict::NEW_COVERAGE);
+  EXPECT_EQ(gate_verdict(lacks, tier2), GateVerdict::NEW_COVERAGE);
+  EXPECT_EQ(gate_verdict(lacks, "judge:token_accuracy:out-of-bounds@eager"), GateVerdict::NEW_COVERAGE);
+  EXPECT_EQ(gate_verdict(lacks, lacks), GateVerdict::UNSUPPORTED);
+  // Still lacking one of two, or not runnable here on the candidate: neither side ran it.
+  EXPECT_EQ(gate_verdict("unsupported-by-subject:return_token_accuracy+return_predicted_tokens", lacks),
+            GateVerdict::UNSUPPORTED);
+  EXPECT_EQ(gate_verdict(lacks, "unsupported"), GateVerdict::UNSUPPORTED);
+  EXPECT_EQ(gate_verdict("unsupported", lacks), GateVerdict::UNSUPPORTED);
+  // The candidate dropping a parameter the base took is coverage lost.
+  EXPECT_EQ(gate_verdict("pass", lacks), GateVerdict::LOST);
+  EXPECT_EQ(gate_verdict(tier2, lacks), GateVerdict::LOST);
+  EXPECT_EQ(name(GateVerdict::NEW_COVERAGE), "new-coverage");
   for (auto v : {GateVerdict::REGRESSED, GateVerdict::CHANGED, GateVerdict::LOST, GateVerdict::NEW_FAILURE})
     EXPECT_TRUE(is_regression(v)) << name(v);
   for (auto v : {GateVerdict::SAME_PASS, GateVerdict::SAME_FAILURE, GateVerdict::FIXED, GateVerdict::NEW_PASS,
-                 GateVerdict::SKIPPED, GateVerdict::UNSUPPORTED, GateVerdict::STILL_FAILING})
+                 GateVerdict::SKIPPED, GateVerdict::UNSUPPORTED, GateVerdict::STILL_FAILING, GateVerdict::NEW_COVERAGE})
     EXPECT_FALSE(is_regression(v)) << name(v);
 }
 
@@ -122,6 +138,31 @@ TEST(GateReports, JUnitCountsRegressionsAndEscapes) {
   EXPECT_EQ(j["regression_groups"].size(), 1u);
   std::string md = gate_markdown(rep);
   EXPECT_NE(md.find("❌ 1 regression"), std::string::npos) << md;
+}
+
+TEST(GateReports, UnsupportedBySubjectIsCountedPerParameterAsNewCoverage) {
+  GateReport rep;
+  rep.opt.base = parse_gate_spec("subject=old:flce");
+  rep.opt.candidate = parse_gate_spec("subject=model");
+  const std::string acc = "unsupported-by-subject:return_token_accuracy";
+  rep.rows = {row("acc", DType::BF16, std::nullopt, Backend::INDUCTOR, acc, "pass"),
+              row("both", DType::BF16, std::nullopt, Backend::INDUCTOR,
+                  "unsupported-by-subject:return_token_accuracy+return_predicted_tokens", "pass"),
+              row("plain", DType::BF16, std::nullopt, Backend::INDUCTOR, "pass", "pass")};
+  rep.groups = group_regressions(rep.rows);
+  EXPECT_EQ(rep.regressions(), 0);
+  EXPECT_EQ(rep.count(GateVerdict::NEW_COVERAGE), 2);
+  auto j = gate_json(rep);
+  EXPECT_EQ(j["summary"]["new_coverage"], 2);
+  EXPECT_EQ(j["summary"]["unsupported_by_subject"]["base"]["return_token_accuracy"], 2);
+  EXPECT_EQ(j["summary"]["unsupported_by_subject"]["base"]["return_predicted_tokens"], 1);
+  EXPECT_TRUE(j["summary"]["unsupported_by_subject"]["candidate"].empty());
+  std::string md = gate_markdown(rep);
+  EXPECT_NE(md.find("✅ no regressions"), std::string::npos) << md;
+  EXPECT_NE(md.find("base subject lacks parameters these cases use"), std::string::npos) << md;
+  EXPECT_NE(md.find("`return_token_accuracy` (2 cases)"), std::string::npos) << md;
+  EXPECT_NE(md.find("### New coverage"), std::string::npos) << md;
+  EXPECT_EQ(gate_junit(rep).find("<failure"), std::string::npos);
 }
 
 TEST(Matrix, TorchVersionsOrderByRelease) {

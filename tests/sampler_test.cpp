@@ -83,3 +83,43 @@ TEST(Sampler, PlainConfigurationsComeFirst) {
   }
   EXPECT_EQ(seen.size(), 6u) << "each dtype with accum_dtype none and fp32";
 }
+
+// A campaign of a subject that lacks parameters (an older Liger tree) never draws them; every
+// other field of case k stays what a subject with all of them gets.
+TEST(Sampler, ParametersTheSubjectLacksAreNeverDrawn) {
+  const std::set<std::string> lacks = {"use_token_scaling", "return_token_accuracy", "return_predicted_tokens",
+                                       "accum_dtype"};
+  for (uint64_t fam : {1u, 16u}) {
+    SampleSpace all, without;
+    all.family_size = without.family_size = fam;
+    without.without = lacks;
+    int used_before = 0;
+    for (uint64_t k = 0; k < 1000; ++k) {
+      Case full = sample_case(4, k, all), c = sample_case(4, k, without);
+      for (auto& p : parameters_used(c)) EXPECT_EQ(lacks.count(p), 0u) << "family " << fam << " k " << k << ": " << p;
+      for (auto& p : parameters_used(full)) used_before += lacks.count(p) > 0;
+      EXPECT_NO_THROW(validate(c));
+      drop_parameters(full, lacks);
+      EXPECT_EQ(to_json(full, -1), to_json(c, -1)) << "family " << fam << " k " << k;
+    }
+    EXPECT_GT(used_before, 100) << "the unrestricted stream uses them";
+  }
+}
+
+TEST(Sampler, ParametersUsedNamesEachNonNeutralParameter) {
+  Case c;
+  EXPECT_TRUE(parameters_used(c).empty());
+  c.bias = c.requires_grad.bias = true;
+  c.return_token_accuracy = true;
+  c.reduction = Reduction::NONE;
+  c.softcap = 30.0;
+  EXPECT_EQ(parameters_used(c), (std::vector<std::string>{"bias", "reduction", "softcap", "return_token_accuracy"}));
+  drop_parameters(c, {"bias", "reduction", "softcap", "return_token_accuracy", "no-such-parameter"});
+  EXPECT_TRUE(parameters_used(c).empty());
+  EXPECT_FALSE(c.requires_grad.bias);
+  EXPECT_EQ(flce_parameters().size(), 12u);
+  Case op;
+  op.kind = Kind::MM;
+  op.accum_dtype = DType::F32;
+  EXPECT_TRUE(parameters_used(op).empty());
+}

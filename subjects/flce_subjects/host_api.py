@@ -2,11 +2,24 @@
 surface over the registry and runner, so the protocol does not depend on their internals."""
 import platform
 
-from . import registry, runner
+from . import params, registry, runner
 
 
 def reset():
     runner.reset()
+
+
+def capabilities(subject, subject_path=None):
+    """Which FLCE parameters the subject's callable takes (params.capabilities), read from its
+    signature; {"flce": False} for an op-only subject, {"error": ...} when it cannot be loaded."""
+    name = subject[: -len(runner.WORKAROUND_SUFFIX)] if subject.endswith(runner.WORKAROUND_SUFFIX) else subject
+    try:
+        s = registry.load(name, subject_path)
+        if s.flce is None:
+            return {"flce": False, "params": [], "lacks": []}
+        return {"flce": True, **params.capabilities(s.callee())}
+    except Exception as e:  # noqa: BLE001 -- an answer, not a crash: the caller decides what it means
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def builtin_subjects():

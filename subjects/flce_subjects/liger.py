@@ -6,6 +6,12 @@ between calls. flce() itself only reads the bound function: it runs inside torch
 where importlib.import_module is a function Dynamo skips, so under fullgraph=True an import
 there fails with "Attempted to call function marked as skipped" - a harness error, not the
 subject's (a GPU campaign reported it as a Liger finding before this was fixed).
+
+Versions: flce() forwards what the runner binds from callee()'s signature (params.py), so a
+tree that lacks a parameter (0.5.x: accum_dtype, use_token_scaling, return_token_accuracy,
+return_predicted_tokens; 0.6.2-0.7.x: return_predicted_tokens) still runs every case that does
+not use it; a case that does is "unsupported-by-subject:<param>". What it returns varies too
+(a plain loss; (loss, z_loss) up to 0.6.2; CrossEntropyOutput after): the runner takes all.
 """
 import importlib
 
@@ -51,17 +57,12 @@ def supports(case):
     return None
 
 
-def flce(x, w, target, *, bias=None, ce_weight=None, ignore_index=-100, lse_square_scale=0.0,
-         label_smoothing=0.0, reduction="mean", softcap=None, return_z_loss=False, accum_dtype=None,
-         use_token_scaling=False, return_token_accuracy=False, return_predicted_tokens=False):
+def callee():
+    """The function flce() forwards to, of the tree the registry selected: its signature says
+    which parameters this version takes (read outside any traced region)."""
+    return _functional().liger_fused_linear_cross_entropy
+
+
+def flce(x, w, target, *args, **kwargs):
     fn = _bound if _bound is not None else _functional().liger_fused_linear_cross_entropy
-    out = fn(
-        x, w, target, bias=bias, ce_weight=ce_weight, ignore_index=ignore_index,
-        lse_square_scale=lse_square_scale, label_smoothing=label_smoothing, reduction=reduction,
-        softcap=softcap, return_z_loss=return_z_loss, accum_dtype=accum_dtype,
-        use_token_scaling=use_token_scaling, return_token_accuracy=return_token_accuracy,
-        return_predicted_tokens=return_predicted_tokens,
-    )
-    if isinstance(out, torch.Tensor):  # plain loss when no extras are requested
-        return out, None, None, None
-    return out.loss, out.z_loss, out.token_accuracy, out.predicted_tokens
+    return fn(x, w, target, *args, **kwargs)

@@ -42,6 +42,13 @@ class Subject:
     op: Optional[Callable]
     version: Callable[[], str]
     supports: Callable[[dict], Optional[str]]
+    # The function whose signature says which FLCE parameters the subject takes (params.py):
+    # flce itself, or what an adapter's flce forwards its arguments to (liger.py's callee()).
+    callee: Optional[Callable[[], Callable]] = None
+
+    def __post_init__(self):
+        if self.callee is None:
+            self.callee = lambda: self.flce
 
 
 _subjects = {}  # (name, subject_path) -> Subject
@@ -100,7 +107,8 @@ def _from_object(name, obj, module):
         raise TypeError(f"subject {name!r}: {obj!r} has neither flce nor op")
     version = getattr(obj, "version", None) or getattr(module, "version", None) or _default_version(module)
     supports = getattr(obj, "supports", None) or (lambda case: None)
-    return Subject(name, flce, op, version, supports)
+    callee = getattr(obj, "callee", None) if flce is not obj else None
+    return Subject(name, flce, op, version, supports, callee)
 
 
 def load(name, subject_path=None):

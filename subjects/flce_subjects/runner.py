@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from . import compiled, dtypes, errors, paths, quiet, registry
+from . import compiled, dtypes, errors, params, paths, quiet, registry
 
 WORKAROUND_SUFFIX = "+workaround"  # "<subject>+workaround": run with flce_workaround enabled
 FLCE_OUTPUTS = ("loss", "z_loss", "token_accuracy", "predicted_tokens")
@@ -42,9 +42,36 @@ def flce_options(case):
     )
 
 
-def _flce_forward(flce, options):
+def _case_options(case):
+    """flce_options plus whether the case passes bias / ce_weight (True: a tensor, None: none)."""
+    return dict(flce_options(case), bias=True if case.get("bias") else None,
+                ce_weight=True if case.get("ce_weight") else None)
+
+
+_TENSOR_ARGS = ("bias", "ce_weight")  # the options that are tensors: placed per call, the rest fixed
+
+
+def _flce_forward(flce, plan, options):
+    """forward(x, w, target, bias, ce_weight) calling flce with what plan.bind() makes of the
+    case's options; the placement is fixed here, outside any traced region, so the traced
+    function only fills two slots."""
+    marks = {name: object() for name in _TENSOR_ARGS}
+
+    def tensor_of(v):
+        return next((name for name, mark in marks.items() if v is mark), None)
+
+    bound_args, bound_kwargs = plan.bind({**options, **{n: marks[n] for n in _TENSOR_ARGS if options.get(n)}})
+    args_spec = tuple((tensor_of(v), v) for v in bound_args)
+    kw_tensors = tuple((k, tensor_of(v)) for k, v in bound_kwargs.items() if tensor_of(v))
+    kw_fixed = {k: v for k, v in bound_kwargs.items() if not tensor_of(v)}
+
     def forward(x, w, target, bias, ce_weight):
-        return flce(x, w, target, bias=bias, ce_weight=ce_weight, **options)
+        tensors = {"bias": bias, "ce_weight": ce_weight}
+        args = [tensors[name] if name is not None else v for name, v in args_spec]
+        kwargs = dict(kw_fixed)
+        for k, name in kw_tensors:
+            kwargs[k] = tensors[name]
+        return flce(x, w, target, *args, **kwargs)
 
     return forward
 
@@ -59,7 +86,7 @@ def _op_forward(op, kind, out_dtype, out_variant):
 def _make_forward(case, subject):
     kind = case.get("kind", "flce")
     if kind == "flce":
-        return _flce_forward(subject.flce, flce_options(case))
+        return _flce_forward(subject.flce, params.plan_for(subject.callee()), _case_options(case))
     return _op_forward(subject.op, kind, dtypes.op_out_dtype(case), bool(case.get("out_variant", True)))
 
 
@@ -177,16 +204,25 @@ def _execute(case, tensors, subject, key_name, subject_path, mode, backend, phas
 
 
 def _unsupported(case, subject, mode):
+    """(reason, parameters): why the case cannot run here, or (None, []). `parameters` names
+    what the case uses that the subject's callable lacks (its signature; params.py)."""
     if mode not in ("eager", "compiled"):
         raise ValueError(f"mode must be 'eager' or 'compiled', got {mode!r}")
     kind = case.get("kind", "flce")
     if kind == "flce" and subject.flce is None:
-        return f"subject {subject.name} has no flce()"
+        return f"subject {subject.name} has no flce()", []
     if kind != "flce" and subject.op is None:
-        return f"subject {subject.name} has no op()"
+        return f"subject {subject.name} has no op()", []
     if case.get("device", "cpu") == "cuda" and not torch.cuda.is_available():
-        return "case needs CUDA; this process has no CUDA device"
-    return subject.supports(case)
+        return "case needs CUDA; this process has no CUDA device", []
+    reason = subject.supports(case)
+    if reason or kind != "flce":
+        return reason, []
+    plan = params.plan_for(subject.callee())  # a callable flce cannot call at all raises (setup)
+    missing = plan.missing(_case_options(case))
+    if missing:
+        return f"{plan.where} has no parameter {', '.join(missing)}, which the case uses", missing
+    return None, []
 
 
 def _version(subject):
@@ -206,8 +242,10 @@ def run(case, tensors, subject, mode, backend=None, subject_path=None):
             name = subject[: -len(WORKAROUND_SUFFIX)] if subject.endswith(WORKAROUND_SUFFIX) else subject
             loaded = registry.load(name, subject_path)
             result["subject_version"] = _version(loaded)
-            reason = _unsupported(case, loaded, mode)
-            if reason:
+            reason, missing = _unsupported(case, loaded, mode)
+            if missing:
+                result.update(status="unsupported", reason=reason, unsupported_params=missing)
+            elif reason:
                 result.update(status="unsupported", reason=reason)
             else:
                 with _workaround(name != subject), recorder:

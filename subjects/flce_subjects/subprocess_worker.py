@@ -14,6 +14,8 @@ Requests ({"op": ...}):
             {name: {offset, dtype, shape}} in out_shm, transfer_ms
   echo      case, inputs, in_shm, out_shm -> the inputs as the subject would see them, as outputs
   describe  subject, subject_path -> {flce, op, version} or {error}
+  capabilities  subject, subject_path -> {flce, params, lacks, callable, signature_known} or
+            {error}: the FLCE parameters the subject's callable takes, from its signature
   environment / builtin_subjects / reset
 
 Inputs lie in the shared-memory file in_shm as flce's make_inputs wrote them (fp32 holding
@@ -177,6 +179,8 @@ def _handle(req):
         return _echo(req)
     if op == "describe":
         return _describe(req)
+    if op == "capabilities":
+        return host_api.capabilities(req["subject"], req.get("subject_path"))
     if op == "environment":
         return host_api.environment()
     if op == "builtin_subjects":
