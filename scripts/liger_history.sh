@@ -44,8 +44,8 @@ bisect() {  # bisect NAME CASE GOOD BAD [flags]
   echo "exit $? after $(($(date +%s) - t0)) s" >>"$OUT/bisect-$name.md"
   tail -15 "/tmp/bisect-$name.err" >>"$OUT/bisect-$name.md"
 }
-bisect seed corpus/cases/liger-seed-bf16-accum-fp32.json v0.8.0 v0.8.1 &
-bisect amp corpus/cases/liger-autocast-bf16-no-bias.json c9fc646f v0.8.1 &
+bisect seed corpus/cases/liger-seed-bf16-accum-fp32.json v0.8.0 v0.8.1 --no-ladder &
+bisect amp corpus/cases/liger-autocast-bf16-no-bias.json c9fc646f v0.8.1 --no-compiled &
 wait
 
 {
