@@ -50,7 +50,7 @@ const std::map<std::string, std::string>& table() {
       {"env", codes("  0  printed")},
       {"replay", codes("  0  nothing regressed\n  1  a case regressed or changed")},
       {"campaign", codes("  0  no finding\n  1  findings (report.md lists them)\n"
-                         "  2  also: the subject is unusable (its first cases all failed at the call, one error)")},
+                         "  2  the subject is unusable: its first cases all failed at the call, with one error")},
       {"worker", codes("  0  the campaign closed the pipe, or the subject's process died")},
       {"campaign-merge", codes("  0  no finding in any shard\n  1  findings")},
       {"repro", codes("  0  REPRODUCED\n  1  NOT REPRODUCED\n  3  the subject cannot run this case here")},

@@ -45,7 +45,7 @@ bisect() {  # bisect NAME CASE GOOD BAD [flags]
   tail -15 "/tmp/bisect-$name.err" >>"$OUT/bisect-$name.md"
 }
 bisect seed corpus/cases/liger-seed-bf16-accum-fp32.json v0.8.0 v0.8.1 --no-ladder &
-bisect amp corpus/cases/liger-autocast-bf16-no-bias.json c9fc646f v0.8.1 --no-compiled &
+bisect amp corpus/cases/liger-autocast-bf16-no-bias.json c9fc646f v0.8.1 --no-compiled --expect pass &
 wait
 
 {

@@ -120,6 +120,18 @@ class Protocol(unittest.TestCase):
         self.assertEqual(list(missing), ["error"])
         self.assertTrue(missing["error"].startswith("ModuleNotFoundError: "), missing)
 
+    def test_capabilities(self):
+        """What a campaign worker asks at start: the FLCE parameters the subject's callable takes."""
+        model = self.w.ask({"op": "capabilities", "subject": "model"})
+        self.assertEqual((model["flce"], model["lacks"]), (True, []))
+        self.assertIn("return_token_accuracy", model["params"])
+        old = self.w.ask({"op": "capabilities", "subject": "old_flce_api:liger_fused_linear_cross_entropy",
+                          "subject_path": os.path.join(support.REPO, "tests", "data", "subjects")})
+        self.assertEqual(old["lacks"], ["use_token_scaling", "return_token_accuracy", "return_predicted_tokens"])
+        self.assertEqual(self.w.ask({"op": "capabilities", "subject": "aten-dtype-out"}),
+                         {"flce": False, "params": [], "lacks": []})
+        self.assertEqual(list(self.w.ask({"op": "capabilities", "subject": "no_such_module_xyz:f"})), ["error"])
+
     def test_describe_a_plugin_with_a_broken_version(self):
         root = support.scratch_dir("worker-plugin")
         with open(os.path.join(root, "plugbrokenversion.py"), "w") as f:
