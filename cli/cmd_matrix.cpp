@@ -15,7 +15,7 @@ namespace flce::cli {
 void add_matrix_commands(CLI::App& app) {
   auto* m = app.add_subcommand("matrix", "Run cases across several torch installations and tabulate outcome, signature "
                                          "and first failing ladder stage per torch version");
-  static std::string envs_dir, out;
+  static std::string envs_dir, out, subject_path, subject_git;
   static std::vector<std::string> pythons, cases, subjects, only,
       corpora{std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json"};
   static bool workaround = false, strict = false, quiet = false;
@@ -26,6 +26,8 @@ void add_matrix_commands(CLI::App& app) {
   m->add_option("--cases", cases, "Case files (instead of the corpus)");
   m->add_option("--corpus", corpora, "Pinned corpus (expectations.json; repeatable) when no --cases")->capture_default_str();
   m->add_option("--subject", subjects, "Subjects for --cases (repeatable; default model / aten-dtype-out by kind)");
+  m->add_option("--subject-path", subject_path, "A subject source tree put first on sys.path in every environment");
+  add_subject_git_option(m, subject_git);
   m->add_option("--only", only, "Only rows whose case path contains one of these texts (repeatable)");
   m->add_flag("--with-workaround", workaround, "Each row also as <subject>+workaround");
   m->add_option("-j,--jobs", jobs, "Environments run at once")->capture_default_str();
@@ -36,6 +38,8 @@ void add_matrix_commands(CLI::App& app) {
   m->callback([] {
     namespace fs = std::filesystem;
     MatrixOptions opt;
+    if (!resolve_subject_git(subject_git, subject_path, "matrix")) return;
+    opt.subject_path = subject_path;
     opt.jobs = jobs;
     opt.timeout_s = timeout_s;
     for (auto& p : pythons) opt.envs.push_back({p, p});

@@ -145,6 +145,7 @@ MatrixReport run_matrix(const MatrixOptions& opt) {
           w->reset();  // hermetic rows: no compiled state carried over from the previous one
           RunOptions ro;
           ro.subject = row.subject;
+          ro.subject_path = opt.subject_path;
           ro.runner = w.get();
           cell.rep = run_case(row.c, ro);
           cell.outcome = cell.rep->outcome;

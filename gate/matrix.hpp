@@ -48,6 +48,7 @@ struct MatrixOptions {
   std::vector<MatrixRow> rows;
   int jobs = 2;  // environments run at once
   double timeout_s = 600;
+  std::string subject_path;  // a source tree first on sys.path in every environment (--subject-path/--subject-git)
   std::function<void(const std::string&)> progress;
 };
 

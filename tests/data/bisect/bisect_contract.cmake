@@ -133,6 +133,18 @@ if(NOT rc EQUAL 2 OR NOT err MATCHES "--subject-git [^ ]*plugrepo@nope: [^ ]*plu
   message(FATAL_ERROR "flce run --subject-git @nope: exit ${rc}\n${err}")
 endif()
 
+# --subject-git on flce matrix: every environment runs the subject from that commit's tree.
+execute_process(COMMAND ${FLCE} matrix --cases ${SRC}/tests/data/bisect/case.json --subject bisectplug.mod:flce
+                        --subject-git ${repo}@c11 --quiet RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "${bad_outcome}")
+  message(FATAL_ERROR "flce matrix --subject-git @c11: exit ${rc}\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${FLCE} matrix --cases ${SRC}/tests/data/bisect/case.json --subject bisectplug.mod:flce
+                        --subject-git ${repo}@nope --quiet RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--subject-git [^ ]*plugrepo@nope: .*unknown ref")
+  message(FATAL_ERROR "flce matrix --subject-git @nope: exit ${rc}\n${err}")
+endif()
+
 # The trees lie in the cache, one per commit id; the repository is as it was.
 file(GLOB trees LIST_DIRECTORIES true ${OUT}/trees/*)
 foreach(t IN LISTS trees)
