@@ -20,19 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what, const fs::path& p) {
-  throw std::runtime_error(fmt::format("{} {}: {}", what, p.string(), std::strerror(errno)));
-}
-
-void write_all(int fd, std::string_view text, const fs::path& p) {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("cannot write", p);
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
 uint64_t fnv1a(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
@@ -46,16 +33,6 @@ std::string read_text(const fs::path& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-uint64_t append_durable(const fs::path& path, std::string_view line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot open", path);
-  write_all(fd, line, path);
-  ::fdatasync(fd);
-  off_t size = ::lseek(fd, 0, SEEK_END);
-  ::close(fd);
-  return static_cast<uint64_t>(size);
 }
 
 void SeedCursor::mark(uint64_t i) {

@@ -19,9 +19,7 @@ namespace flce {
 
 // The whole file; "" when it cannot be read (a worker log not written yet).
 std::string read_text(const std::filesystem::path& path);
-// Durable writes (write_atomic, sync_dir) are report/write.hpp's.
-// Appends one line and fdatasyncs it (the cases journal); returns the file's new size.
-uint64_t append_durable(const std::filesystem::path& path, std::string_view line);
+// Durable writes (write_atomic, append_durable, sync_dir) are report/write.hpp's.
 
 // The sample stream of one seed: indices below `next` are all done; `done_above` holds
 // the ones finished out of order above it (several workers finish in any order).

@@ -71,4 +71,14 @@ void write_report(const fs::path& dir, const Report& report, const ReportFiles& 
   if (!files.junit.empty() && !report.junit.empty()) write_atomic(dir / files.junit, render_junit(report.junit));
 }
 
+uint64_t append_durable(const fs::path& path, std::string_view line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot open", path);
+  write_all(fd, line, path);
+  ::fdatasync(fd);
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  ::close(fd);
+  return static_cast<uint64_t>(size);
+}
+
 }  // namespace flce

@@ -2,6 +2,7 @@
 // one, never a torn one, and a crash right after leaves the new one), and a Report's views
 // (report/document.hpp) written to the files the caller names.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -13,6 +14,8 @@ struct Report;  // report/document.hpp
 // Writes a temp file beside `path`, fsyncs it and renames it onto `path`; then syncs the
 // directory. Throws std::runtime_error naming the file and the errno text.
 void write_atomic(const std::filesystem::path& path, std::string_view text);
+// Appends `line` and fdatasyncs it (a journal line survives a crash); returns the file's size.
+uint64_t append_durable(const std::filesystem::path& path, std::string_view line);
 // Makes renames inside `dir` durable.
 void sync_dir(const std::filesystem::path& dir);
 
