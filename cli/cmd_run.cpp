@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -24,6 +25,47 @@ int exit_for(const RunReport& r) {
         o.signature->title.find("ModuleNotFoundError") != std::string::npos)
       return kBadInput;  // the plug-in itself cannot be imported
   return r.outcome == "pass" ? kOk : kFinding;
+}
+
+// Per oracle and output: the distribution of err/bound over n seeds of one configuration.
+int calibrate_template(Case base, const std::string& subject, const std::string& subject_path, int n, uint64_t seed,
+                       bool compiled) {
+  std::map<std::string, std::vector<double>> ratios;  // "oracle output" -> worst ratio per case
+  std::map<std::string, int> fails;
+  int total_fail = 0;
+  for (int k = 0; k < n; ++k) {
+    Case c = base;
+    c.seed = seed * 1000003ULL + static_cast<uint64_t>(k);
+    RunOptions opt;
+    opt.subject = subject;
+    opt.subject_path = subject_path;
+    opt.compiled = compiled;
+    opt.ladder = false;
+    if (c.device == Device::CUDA && reference_cuda_available())
+      opt.extra_oracles.push_back({"reference-cuda", reference_cuda});
+    RunReport rep = run_case(c, opt);
+    for (auto& o : rep.oracles) {
+      if (o.status != SubjectStatus::OK || !o.verdict) continue;
+      for (auto& ov : o.verdict->outputs) {
+        const std::string key = o.oracle + " " + ov.output;
+        ratios[key].push_back(ov.worst_ratio);
+        if (ov.finding != Finding::OK) {
+          ++fails[key];
+          ++total_fail;
+          std::fprintf(stderr, "calibrate: %s %s %s (%.3gx) on %s\n", o.oracle.c_str(), ov.output.c_str(),
+                       std::string(name(ov.finding)).c_str(), ov.worst_ratio, to_json(c, -1).c_str());
+        }
+      }
+    }
+  }
+  std::printf("%-28s %6s %6s %10s %10s %10s %10s\n", "oracle output", "cases", "fails", "p50", "p90", "p99", "max");
+  for (auto& [key, v] : ratios) {
+    std::sort(v.begin(), v.end());
+    auto q = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))]; };
+    std::printf("%-28s %6zu %6d %10.3g %10.3g %10.3g %10.3g\n", key.c_str(), v.size(), fails[key], q(0.5), q(0.9), q(0.99),
+                v.back());
+  }
+  return total_fail ? kFinding : kOk;
 }
 
 }  // namespace
@@ -72,11 +114,21 @@ void add_run_commands(CLI::App& app) {
     static int n = 50;
     static uint64_t seed = 1;
     static bool compiled = false;
+    static std::string tmpl, cal_subject_path;
     cal->add_option("--subject", subject, "Subject")->capture_default_str();
+    cal->add_option("--subject-path", cal_subject_path, "Directory put first on sys.path");
+    // Triage of one configuration: n seeds of the template case (its dtype, device, flags),
+    // judged per output for the subject and, on CUDA, the same-contract CUDA reference.
+    cal->add_option("--template", tmpl, "Case JSON: calibrate n seeds of this configuration only")
+        ->check(CLI::ExistingFile);
     cal->add_option("-n", n, "Cases per dtype")->capture_default_str();
     cal->add_option("--seed", seed, "Sampler seed")->capture_default_str();
     cal->add_flag("--compiled", compiled, "Also judge the compiled oracle (slow: one compile per graph key)");
     cal->callback([] {
+      if (!tmpl.empty()) {
+        exit_code() = calibrate_template(from_json_file(tmpl), subject, cal_subject_path, n, seed, compiled);
+        return;
+      }
       std::printf("%-6s %-9s %6s %6s %10s %10s %10s %10s %8s\n", "dtype", "oracle", "cases", "fails", "p50", "p90", "p99",
                   "max", "<1e-3");
       int total_fail = 0;
