@@ -41,8 +41,7 @@ int calibrate_template(Case base, const std::string& subject, const std::string&
     opt.subject_path = subject_path;
     opt.compiled = compiled;
     opt.ladder = false;
-    if (c.device == Device::CUDA && reference_cuda_available())
-      opt.extra_oracles.push_back({"reference-cuda", reference_cuda});
+    for (auto& ref : reference_cuda_oracles(c)) opt.extra_oracles.push_back(ref);
     RunReport rep = run_case(c, opt);
     for (auto& o : rep.oracles) {
       if (o.status != SubjectStatus::OK || !o.verdict) continue;
@@ -98,8 +97,7 @@ void add_run_commands(CLI::App& app) {
       opt.eager = !no_eager;
       opt.compiled = !no_compiled;
       opt.ladder = !no_ladder;
-      if (c.device == Device::CUDA && reference_cuda_available())
-        opt.extra_oracles.push_back({"reference-cuda", reference_cuda});
+      for (auto& ref : reference_cuda_oracles(c)) opt.extra_oracles.push_back(ref);
       RunReport rep = run_case(c, opt);
       if (as_json)
         std::printf("%s\n", report_json(rep).dump(2).c_str());

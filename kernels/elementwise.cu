@@ -25,7 +25,24 @@ __global__ void colsum_kernel(const void* G, DType gd, int64_t rows, int64_t col
   }
 }
 
+__global__ void round_logits_kernel(float* z, int64_t rows, int64_t V, int64_t ld, const float* bias, DType to) {
+  const int64_t n = rows * V;
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = k / V, j = k % V;
+    float v = round_to(to, z[i * ld + j]);
+    if (bias) v = round_to(to, v + bias[j]);
+    z[i * ld + j] = v;
+  }
+}
+
 }  // namespace
+
+void round_logits_in_place(float* z, int64_t rows, int64_t V, int64_t ld, const float* bias, DType to,
+                           cudaStream_t s, const std::string& ctx) {
+  if (rows <= 0 || V <= 0 || to == DType::F32) return;
+  round_logits_kernel<<<grid_for(rows * V), 256, 0, s>>>(z, rows, V, ld, bias, to);
+  FLCE_CUDA_CHECK_LAUNCH("round_logits_kernel", ctx);
+}
 
 void cast_elements(const void* src, DType sd, void* dst, DType dd, int64_t n, cudaStream_t s,
                    const std::string& ctx) {

@@ -27,4 +27,10 @@ void narrow_f32_in_place(void* buf, int64_t n, DType to, cudaStream_t stream, co
 void colsum_accumulate(const void* G, DType g_dtype, int64_t rows, int64_t cols, int64_t ldg, void* acc,
                        DType acc_dtype, cudaStream_t stream, const std::string& context);
 
+// Logits as an implementation that materializes them in the operand dtype `to` holds them
+// (Liger: logits = x @ W^T in bf16, then + bias in bf16): z = round_to(round_to(z) + bias)
+// over rows x V fp32 elements (row stride ld). bias: [V] fp32 or null. No-op for fp32.
+void round_logits_in_place(float* z, int64_t rows, int64_t V, int64_t ld, const float* bias, DType to,
+                           cudaStream_t stream, const std::string& context);
+
 }  // namespace flce

@@ -110,6 +110,9 @@ ReferenceResult reference_flce_cuda(const Case& c, const DeviceInputs& in, cudaS
         gemm_dtype_out(lt, g, x_bytes + start * H * op_size, w_op, nullptr, chunk.get(), s, ws.get(), ws.bytes(),
                        cctx);
       }
+      const bool narrow_logits = opt.logits_in_operand_dtype && op != DType::F32;
+      if (narrow_logits)
+        round_logits_in_place(chunk.as<float>(), n, V, V, c.bias ? bias32.buf.as<float>() : nullptr, op, s, cctx);
       PhaseScope ps(opt.timer, "ce_rows");
       CeRowArgs a;
       a.logits = chunk.as<float>();
@@ -118,7 +121,7 @@ ReferenceResult reference_flce_cuda(const Case& c, const DeviceInputs& in, cudaS
         a.grad = static_cast<char*>(gbase) + (start - gstart) * V * op_size;
         a.grad_ld = V;
       }
-      a.bias = c.bias ? bias32.buf.as<float>() : nullptr;
+      a.bias = c.bias && !narrow_logits ? bias32.buf.as<float>() : nullptr;  // else already in the logits
       a.ce_weight = ce_w;
       a.target = in.target.buf.as<int64_t>() + start;
       a.token_grad = reduce ? nullptr : in.token_grad.buf.as<float>() + start;

@@ -52,6 +52,10 @@ struct ReferenceOptions {
   int64_t ce_cache_elems = -1;                         // -1: as much shared memory as fits
   bool allow_tf32 = false;                             // fp32 operand GEMMs only
   PhaseTimer* timer = nullptr;                         // per-phase GPU times, if set
+  // The logits contract of an implementation that materializes its logits chunk in the
+  // operand dtype (Liger): the fp32 GEMM result is rounded to it, the bias added in it.
+  // Off (default): fp32 logits, the precise reference. MATH.md, "Which reference".
+  bool logits_in_operand_dtype = false;
 };
 
 // Device tensors named as in case/outputs.hpp (loss, z_loss, token_accuracy,

@@ -6,6 +6,7 @@
 #include "kernels/host_transfer.hpp"
 #include "kernels/reference_flce.hpp"
 #include "kernels/reference_op.hpp"
+#include "kernels/reference_plan.hpp"
 #endif
 
 namespace flce {
@@ -13,15 +14,27 @@ namespace flce {
 #ifdef FLCE_HAVE_CUDA
 bool reference_cuda_available() { return has_cuda_device(); }
 
-std::optional<Outputs> reference_cuda(const Case& c) {
+std::optional<Outputs> reference_cuda(const Case& c, bool logits_in_operand_dtype) {
   if (!has_cuda_device()) return std::nullopt;
   DeviceInputs in = make_device_inputs(c, nullptr);
-  ReferenceResult r = c.is_op() ? reference_op_cuda(c, in, nullptr) : reference_flce_cuda(c, in, nullptr);
+  ReferenceOptions opt;
+  opt.logits_in_operand_dtype = logits_in_operand_dtype;
+  ReferenceResult r = c.is_op() ? reference_op_cuda(c, in, nullptr) : reference_flce_cuda(c, in, nullptr, opt);
   return to_host(r, nullptr);
+}
+
+std::vector<ReferenceOracle> reference_cuda_oracles(const Case& c) {
+  std::vector<ReferenceOracle> v;
+  if (c.device != Device::CUDA || !reference_cuda_available()) return v;
+  v.push_back({"reference-cuda", [](const Case& k) { return reference_cuda(k, false); }});
+  if (!c.is_op() && gemm_operand_dtype(c) != DType::F32)
+    v.push_back({"reference-cuda:narrow-logits", [](const Case& k) { return reference_cuda(k, true); }});
+  return v;
 }
 #else
 bool reference_cuda_available() { return false; }
-std::optional<Outputs> reference_cuda(const Case&) { return std::nullopt; }
+std::optional<Outputs> reference_cuda(const Case&, bool) { return std::nullopt; }
+std::vector<ReferenceOracle> reference_cuda_oracles(const Case&) { return {}; }
 #endif
 
 }  // namespace flce
