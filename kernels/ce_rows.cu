@@ -217,7 +217,10 @@ __global__ void __launch_bounds__(kThreads) ce_rows_kernel(CeRowArgs a) {
       coef.K = static_cast<float>(F * eps / Dn);
       // y entry with (p_y - 1) = -so/d folded in before any rounding
       double gy = F * ((1.0 - ls) * wy * (-so / d) / Dn + eps * (Wsum * py - wy) / Dn + zc * py);
-      if (cap > 0.f) gy *= sech2d(static_cast<double>(zy) / cap);
+      if (cap > 0.f) {
+        const float ty = tanhf(zy / cap);
+        gy *= a.tanh_chain ? static_cast<double>(1.f - ty * ty) : sech2d(static_cast<double>(zy) / cap);
+      }
       coef.gy = static_cast<float>(gy);
     }
   }
@@ -258,8 +261,9 @@ __global__ void __launch_bounds__(kThreads) ce_rows_kernel(CeRowArgs a) {
         float c = z[u][v], chain = 1.f;
         if (cap > 0.f) {
           float t = z[u][v] / cap;
-          c = cap * tanhf(t);
-          chain = sech2f(t);
+          const float th = tanhf(t);
+          c = cap * th;
+          chain = a.tanh_chain ? 1.f - th * th : sech2f(t);
         }
         float p = expf(c - cf.M) * cf.inv_d;
         g[v] = fmaf(cf.A, p, -cf.K * wv[v]) * chain;

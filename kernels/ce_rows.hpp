@@ -33,6 +33,9 @@ struct CeRowArgs {
   const CeNorms* norms = nullptr;
   int64_t V = 0, ignore_index = -100;
   float softcap = 0.0f;  // 0: off
+  // Softcap chain rule as autograd's tanh backward forms it, 1 - t*t from an fp32 tanhf
+  // (cancels as tanh saturates), instead of sech^2 = 4e/(1+e)^2 (does not).
+  bool tanh_chain = false;
   double label_smoothing = 0, lse_square_scale = 0, grad_output = 1;
   bool mean = true, none = false, token_scaling = false, want_grad = true;
   int64_t cache_elems = 0;  // leading row elements kept in shared memory between passes

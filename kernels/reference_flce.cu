@@ -129,6 +129,7 @@ ReferenceResult reference_flce_cuda(const Case& c, const DeviceInputs& in, cudaS
       a.V = V;
       a.ignore_index = c.ignore_index;
       a.softcap = c.softcap ? static_cast<float>(*c.softcap) : 0.0f;
+      a.tanh_chain = opt.tanh_chain;
       a.label_smoothing = c.label_smoothing;
       a.lse_square_scale = c.lse_square_scale;
       a.grad_output = c.grad_output;

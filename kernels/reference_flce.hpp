@@ -56,6 +56,9 @@ struct ReferenceOptions {
   // operand dtype (Liger): the fp32 GEMM result is rounded to it, the bias added in it.
   // Off (default): fp32 logits, the precise reference. MATH.md, "Which reference".
   bool logits_in_operand_dtype = false;
+  // The softcap chain rule as 1 - tanh^2 from fp32 tanhf (autograd's and Liger's form), not
+  // the cancellation-free sech^2. MATH.md, "Which reference".
+  bool tanh_chain = false;
 };
 
 // Device tensors named as in case/outputs.hpp (loss, z_loss, token_accuracy,

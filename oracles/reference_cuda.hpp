@@ -16,14 +16,20 @@ namespace flce {
 
 // Built with CUDA (FLCE_CUDA) and a device present.
 bool reference_cuda_available();
-// nullopt where it cannot run here. logits_in_operand_dtype: round the logits to the GEMM
-// operand dtype and add the bias in it, as an implementation that materializes bf16/fp16
-// logits does (Liger); otherwise fp32 logits (the precise reference).
-std::optional<Outputs> reference_cuda(const Case& c, bool logits_in_operand_dtype = false);
+// nullopt where it cannot run here. Contract knobs, both off for the precise reference:
+struct ReferenceContract {
+  // Round the logits to the GEMM operand dtype and add the bias in it, as an implementation
+  // that materializes bf16/fp16 logits does (Liger).
+  bool narrow_logits = false;
+  // Softcap chain rule as 1 - tanh^2 from fp32 tanhf (autograd's and Liger's form).
+  bool tanh_chain = false;
+};
+std::optional<Outputs> reference_cuda(const Case& c, ReferenceContract contract = {});
 
-// The reference oracles for a case, by name: "reference-cuda" (fp32 logits) and, when the
-// case's GEMM operands are bf16/fp16, "reference-cuda:narrow-logits" (the subject's logits
-// contract: the same-contract comparison a three-way verdict wants). Empty without a device.
+// The reference oracles for a case, by name: "reference-cuda" (fp32 logits, sech^2) and,
+// where the case makes them differ, "reference-cuda:subject-contract" (narrow logits for
+// bf16/fp16 GEMM operands, 1 - tanh^2 with softcap): the same-contract comparison a
+// three-way verdict wants. Empty without a device.
 using ReferenceOracle = std::pair<std::string, std::function<std::optional<Outputs>(const Case&)>>;
 std::vector<ReferenceOracle> reference_cuda_oracles(const Case& c);
 
