@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <stdexcept>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -38,7 +39,15 @@ void add_campaign_commands(CLI::App& app) {
     c->add_option("--subject-path", o.subject_path, "Directory put first on sys.path in the workers");
     static std::string subject_git;
     add_subject_git_option(c, subject_git);
-    c->add_option("--workers", o.workers, "Worker processes")->capture_default_str();
+    auto* workers_opt = c->add_option("--workers", o.workers,
+                                      "Worker processes, all in the compiled lane unless --lanes says otherwise")
+                            ->capture_default_str();
+    static std::string lanes;
+    c->add_option("--lanes", lanes,
+                  "Workers per lane: eager=6,compiled=2 (eager: golden + eager subject, never torch.compile, plain "
+                  "cases; compiled: + compiled run and backend ladder, families), or eager / compiled / "
+                  "eager,compiled to split --workers. Default without --lanes and --workers: a quarter of the "
+                  "workers (at least one) compiled, the rest eager; one worker: compiled");
     c->add_option("--seed", o.seed, "Sampler seed (case k of seed s is always the same case)")->capture_default_str();
     c->add_option("--case-timeout", o.case_timeout_s, "Seconds one case may take before its worker is killed")
         ->capture_default_str();
@@ -60,11 +69,20 @@ void add_campaign_commands(CLI::App& app) {
         ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
         ->capture_default_str();
     c->add_option("--retire-after", o.retire_after,
-                  "Stop a family after this many compile failures in a row with one signature (0: never)")
+                  "Stop a family at a compile failure its graph configuration has shown this many times in the "
+                  "campaign (2: at the first repeat of a known failure; 0: never)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
-    c->callback([] {
+    c->callback([workers_opt] {
       o.cuda = device == "cuda";
+      try {
+        const bool given = workers_opt->count() > 0;
+        o.lanes = lanes.empty() && !given ? default_lanes(o.workers) : parse_lanes(lanes, o.workers, given);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "flce campaign: %s\n", e.what());
+        exit_code() = kBadInput;
+        return;
+      }
       o.flce_exe = self_exe();
       if (!resolve_subject_git(subject_git, o.subject_path, "campaign")) return;
       try {

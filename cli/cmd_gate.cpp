@@ -48,9 +48,20 @@ void add_gate_commands(CLI::App& app) {
   g->add_option("--device", device, "Device of the sampled cases (pinned cases keep theirs)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  static std::string lanes = "eager,compiled";
+  g->add_option("--lanes", lanes,
+                "Oracles of every case: eager (golden + eager subject: no torch.compile), compiled or "
+                "eager,compiled (also the compiled run and the backend ladder)")
+      ->capture_default_str();
   g->callback([mb] {
     GateOptions opt;
     opt.cuda = device == "cuda";
+    if (lanes != "eager" && lanes != "compiled" && lanes != "eager,compiled" && lanes != "compiled,eager") {
+      std::fprintf(stderr, "flce gate: --lanes %s: one of eager, compiled, eager,compiled\n", lanes.c_str());
+      exit_code() = kBadInput;
+      return;
+    }
+    opt.compiled = lanes != "eager";
     try {
       opt.candidate = parse_gate_spec(candidate);
       if (mb->count()) {

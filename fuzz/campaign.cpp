@@ -38,6 +38,11 @@ void on_stop_signal(int) { g_stop = 1; }
 
 constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
 constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, not a case
+// Group commit: state.json and the journal are made durable at most this often (and at once
+// for a new finding and at the end). A commit is two fsyncs and a directory sync, 26 ms on
+// this machine's disk: per case, it capped the eager lane at ~40 cases/s whatever the workers.
+// A kill -9 reruns at most the cases of this window; none is recorded twice.
+constexpr double kCommitEveryS = 0.25;
 // "Subject unusable": this many first cases, from at least two graph configurations, all
 // failed the same way at the call (see Campaign::watch_usable).
 constexpr size_t kUnusableAfter = 3;
@@ -66,7 +71,9 @@ uint32_t short_hash(std::string_view s) {
 struct Ticket {
   std::string key, case_json;
   std::string graph;  // short hash of the case's graph_key (CampaignState::graphs)
-  std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index
+  std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index (in its lane's stream)
+  Lane lane = Lane::COMPILED;  // the oracles it runs (lanes.hpp)
+  Clock::time_point sent;      // dispatched (the parent's round trip, LaneTotals)
 
   Ticket() = default;
   explicit Ticket(const Case& c)
@@ -82,6 +89,7 @@ struct Slot {
   std::string log;
   std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
   std::optional<uint64_t> family;  // the sample family this slot works through (sampler.hpp)
+  Lane lane = Lane::COMPILED;
 };
 
 
@@ -101,6 +109,10 @@ class Campaign {
   void load_state();
   void load_corpus();
   Ticket next_ticket(Slot& s);
+  Ticket next_eager_ticket();
+  SampleSpace sample_space() const;
+  bool graph_busy(const std::string& graph, const Slot& except) const;
+  void learn_ladder(const Ticket& t, const nlohmann::json& report);
   std::optional<uint64_t> next_in_family(uint64_t family);
   uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
   void spawn(Slot& s);
@@ -108,10 +120,13 @@ class Campaign {
   void handle_line(Slot& s, const std::string& line);
   void worker_ended(Slot& s, const std::string& how);
   void record(const Ticket& t, const std::string& outcome, const nlohmann::json& report, const std::string& detail,
-              bool cuda_poisoned, const std::string& worker_log);
+              bool cuda_poisoned, const std::string& worker_log, double worker_ms = 0);
   void new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report, const std::string& worker_log);
   void write_finding_json(const Finding& f);
-  void save_state();
+  void save_state();  // the commit point: pending journal lines, then state.json
+  void commit_due();  // save_state() when kCommitEveryS has passed since the last one
+  std::string pending_journal_;
+  Clock::time_point last_commit_ = Clock::now();
   double elapsed() const { return elapsed_before_ + std::chrono::duration<double>(Clock::now() - t0_).count(); }
   bool budget_left() const {
     return elapsed() < o_.minutes * 60 && (o_.max_cases < 0 || st_.cases_done + in_flight() < o_.max_cases);
@@ -129,9 +144,9 @@ class Campaign {
   std::set<std::string> dispatched_;  // corpus keys handed out this run
   uint64_t cursor_ = 0;               // sample indices below it are all done
   std::set<uint64_t> owned_families_;  // families a slot is working through
+  std::set<uint64_t> eager_in_flight_;  // eager-lane sample indices handed out, not yet recorded
   int64_t graphs_this_run_ = 0;        // graph configurations first run by this invocation
   double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
-  std::map<uint64_t, std::pair<std::string, int>> streak_;  // family -> last outcome, times in a row
   void maybe_retire(const Ticket& t, const std::string& outcome);
   void learn_capabilities(const nlohmann::json& caps);
   void watch_usable(const Ticket& t, const std::string& outcome, const nlohmann::json& report);
@@ -242,11 +257,19 @@ std::optional<uint64_t> Campaign::next_in_family(uint64_t family) {
 // the cases that share a compiled graph run in the worker that already compiled it; an
 // abandoned family (a stop, a resume) is taken up again before new ones.
 Ticket Campaign::next_ticket(Slot& s) {
-  for (auto& t : corpus_)
-    if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
-      dispatched_.insert(t.key);
-      return t;
-    }
+  // Corpus cases go to the compiled lane, whose oracles they were pinned with; to the eager
+  // lane only when it is the campaign's one lane (then they run eager, like every case).
+  const bool any_compiled =
+      std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.lane == Lane::COMPILED; });
+  if (s.lane == Lane::COMPILED || !any_compiled)
+    for (auto& t : corpus_)
+      if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
+        dispatched_.insert(t.key);
+        Ticket c = t;
+        c.lane = s.lane;
+        return c;
+      }
+  if (s.lane == Lane::EAGER) return next_eager_ticket();
   // While the first cases all fail at the call, the next one comes from another family (its
   // own configuration); the family is taken up again later, like an abandoned one.
   const bool hop = probing() && s.family && early_families_.count(*s.family);
@@ -259,20 +282,49 @@ Ticket Campaign::next_ticket(Slot& s) {
       if (owned_families_.count(fam) || (probing() && early_families_.count(fam))) continue;
       index = next_in_family(fam);
       if (!index) continue;
+      // Two workers never start one graph configuration at once: the second would trace it and
+      // walk its ladder again before the first's result is shared (CampaignState::ladders).
+      if (graph_busy(Ticket(sample_case(o_.seed, *index, sample_space())).graph, s)) continue;
       s.family = fam;
       owned_families_.insert(fam);
       break;
     }
   }
+  Ticket t(sample_case(o_.seed, *index, sample_space()));
+  t.sample = std::make_pair(o_.seed, *index);
+  t.key = sample_key(o_.seed, Lane::COMPILED, *index);
+  return t;
+}
+
+SampleSpace Campaign::sample_space() const {
   SampleSpace sp;
   sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
   sp.device = o_.cuda ? Device::CUDA : Device::CPU;
   sp.family_size = o_.family_size;
   sp.without = lacks_;  // what the subject's callable lacks is never drawn
-  Ticket t(sample_case(o_.seed, *index, sp));
-  t.sample = std::make_pair(o_.seed, *index);
-  t.key = fmt::format("sample:{}#{}", o_.seed, *index);
+  return sp;
+}
+
+// The eager lane: plain cases (no compile to amortize, so every case its own configuration)
+// from the lane's own stream, the lowest index not done and not handed out.
+Ticket Campaign::next_eager_ticket() {
+  SeedCursor& cur = st_.eager_seeds[o_.seed];
+  uint64_t i = cur.next;
+  while (cur.done(i) || eager_in_flight_.count(i)) ++i;
+  eager_in_flight_.insert(i);
+  SampleSpace sp = sample_space();
+  sp.family_size = 1;
+  Ticket t(sample_case(lane_seed(o_.seed, Lane::EAGER), i, sp));
+  t.sample = std::make_pair(o_.seed, i);
+  t.key = sample_key(o_.seed, Lane::EAGER, i);
+  t.lane = Lane::EAGER;
   return t;
+}
+
+bool Campaign::graph_busy(const std::string& graph, const Slot& except) const {
+  for (auto& x : slots_)
+    if (&x != &except && x.st == Slot::BUSY && x.lane == Lane::COMPILED && x.t.graph == graph) return true;
+  return false;
 }
 
 void Campaign::spawn(Slot& s) {
@@ -287,7 +339,10 @@ void Campaign::dispatch(Slot& s, Ticket t) {
   s.st = Slot::BUSY;
   s.stage = "queued";
   s.since = Clock::now();
-  nlohmann::json req{{"key", s.t.key}, {"case", nlohmann::json::parse(s.t.case_json)}};
+  s.t.sent = s.since;
+  nlohmann::json req{{"key", s.t.key}, {"case", nlohmann::json::parse(s.t.case_json)}, {"lane", lane_name(s.t.lane)}};
+  if (s.t.lane == Lane::COMPILED)  // what this graph's earlier cases learned: no worker walks a ladder twice
+    if (auto known = ladders_for(st_.ladders, s.t.graph); !known.empty()) req["ladders"] = known;
   s.proc->send(req.dump() + "\n");  // a dead worker shows up as its exit in the loop
 }
 
@@ -332,7 +387,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
   const bool poisoned = j.value("cuda_poisoned", false), died = j.value("subject_died", false);
   // A dead subject process left its last words in the worker's log (the child's stderr tail).
   record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300), poisoned,
-         died ? log_tail(s) : "");
+         died ? log_tail(s) : "", j.value("wall_ms", 0.0));
   if (poisoned || died) {
     // The worker exits after reporting a poisoned context or a dead subject; handing it the
     // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").
@@ -364,13 +419,23 @@ void Campaign::worker_ended(Slot& s, const std::string& how) {
 }
 
 void Campaign::record(const Ticket& t, const std::string& outcome, const nlohmann::json& report,
-                      const std::string& detail, bool cuda_poisoned, const std::string& worker_log) {
+                      const std::string& detail, bool cuda_poisoned, const std::string& worker_log, double worker_ms) {
   ++st_.cases_done;
   ++cases_this_run_;
   ++st_.outcomes[outcome];
-  if (st_.graphs.insert(t.graph).second) ++graphs_this_run_;
-  if (t.sample) st_.seeds[t.sample->first].mark(t.sample->second);
-  else st_.corpus_done.insert(t.key);
+  if (t.lane == Lane::COMPILED && st_.graphs.insert(t.graph).second) ++graphs_this_run_;
+  if (t.sample && t.lane == Lane::EAGER) {
+    st_.eager_seeds[t.sample->first].mark(t.sample->second);
+    eager_in_flight_.erase(t.sample->second);
+  } else if (t.sample) {
+    st_.seeds[t.sample->first].mark(t.sample->second);
+  } else {
+    st_.corpus_done.insert(t.key);
+  }
+  st_.lanes[std::string(lane_name(t.lane))].add(
+      report.value("timing", nlohmann::json()), worker_ms,
+      std::chrono::duration<double, std::milli>(Clock::now() - t.sent).count());
+  if (t.lane == Lane::COMPILED) learn_ladder(t, report);
   Finding* f = is_finding(outcome) ? st_.finding(outcome) : nullptr;
   bool fresh = false;
   if (is_finding(outcome) && !f) {
@@ -395,14 +460,17 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
   }
   watch_usable(t, outcome, report);
   maybe_retire(t, outcome);
-  nlohmann::json jl{{"key", t.key}, {"outcome", outcome}, {"at", utc_now()}, {"campaign_s", elapsed()}};
+  nlohmann::json jl{{"key", t.key}, {"lane", lane_name(t.lane)}, {"graph", t.graph}, {"outcome", outcome},
+                    {"at", utc_now()}, {"campaign_s", elapsed()}};
   // Where a case's time went (profiling throughput): each oracle's wall time, in ms.
   for (auto& o : report.value("oracles", nlohmann::json::array()))
     if (o.contains("wall_ms")) jl["ms"][o.value("oracle", "?")] = std::lround(o["wall_ms"].get<double>());
   if (report.value("ladder_memoized", false)) jl["ladder_memoized"] = true;
-  st_.journal_bytes = append_durable(dir_ / "cases.jsonl", jl.dump() + "\n");
-  save_state();  // the commit point of this case
-  if (f) write_finding_json(*f);
+  pending_journal_ += jl.dump() + "\n";
+  if (fresh) save_state();  // a new finding is committed at once
+  else commit_due();        // the case's commit point (group commit)
+  // A repeat's count reaches finding.json at the end of the run (state.json has it at once):
+  // one durable write per hit was a commit's cost again.
   if (fresh) {
     last_finding_ = outcome;
     if (!o_.quiet) {
@@ -414,15 +482,15 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
 }
 
 // A compile failure ("<signature>@compiled:<stage>") is what a family retires on; judge
-// findings, crashes and timeouts depend on the values or the process, so they never do.
+// findings, crashes and timeouts depend on the values or the process, so they never do. The
+// count is the campaign's, per graph configuration (CampaignState::ladders): a family whose
+// graph another family already showed the failure for retires at its first case of it.
 void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
-  if (!t.sample || o_.retire_after <= 0 || family_size() <= 1) return;
-  const bool compile_failure = is_compile_failure(outcome);
+  if (!t.sample || t.lane != Lane::COMPILED || o_.retire_after <= 0 || family_size() <= 1) return;
+  if (!is_compile_failure(outcome)) return;
+  auto known = st_.ladders.find(t.graph + "|" + outcome.substr(0, outcome.find('@')));
+  if (known == st_.ladders.end() || known->second.sightings() < o_.retire_after) return;
   const uint64_t family = t.sample->second / family_size();
-  auto& [last, n] = streak_[family];
-  n = compile_failure && outcome == last ? n + 1 : compile_failure ? 1 : 0;
-  last = outcome;
-  if (n < o_.retire_after) return;
   SeedCursor& cur = st_.seeds[t.sample->first];
   int64_t skipped = 0;
   for (uint64_t i = family * family_size(); i < (family + 1) * family_size(); ++i)
@@ -434,7 +502,26 @@ void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
     ++st_.families_retired;
     st_.cases_retired += skipped;
   }
-  streak_.erase(family);
+}
+
+// A compiled case whose run raised: the ladder it walked becomes the campaign's for (graph,
+// signature), sent with every later case of the graph; one that reused it counts a hit and
+// the rungs it did not trace.
+void Campaign::learn_ladder(const Ticket& t, const nlohmann::json& report) {
+  const std::string sig = report.value("ladder_signature", "");
+  const nlohmann::json ladder = report.value("ladder", nlohmann::json::array());
+  if (sig.empty() || ladder.empty()) return;
+  SharedLadder& l = st_.ladders[t.graph + "|" + sig];
+  LaneTotals& lane = st_.lanes[std::string(lane_name(Lane::COMPILED))];
+  if (report.value("ladder_memoized", false)) {
+    ++l.hits;
+    ++lane.memo_hits;
+    lane.traces_saved += static_cast<int64_t>(ladder.size()) - 1;  // every rung but the compiled run's own
+  } else {
+    ++l.walks;
+    l.ladder = ladder;
+    l.first_failing_stage = report.value("first_failing_stage", "");
+  }
 }
 
 // The capabilities a worker read from the subject's signature: what the campaign stops drawing.
@@ -487,7 +574,7 @@ void Campaign::watch_usable(const Ticket& t, const std::string& outcome, const n
     return;
   }
   early_.push_back({outcome, t.graph});
-  if (t.sample) early_families_.insert(t.sample->second / family_size());
+  if (t.sample && t.lane == Lane::COMPILED) early_families_.insert(t.sample->second / family_size());
   std::set<std::string> graphs;
   for (auto& [o, g] : early_) graphs.insert(g);
   if (early_.size() >= kUnusableAfter && graphs.size() >= 2)
@@ -514,8 +601,17 @@ void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann
 void Campaign::write_finding_json(const Finding& f) { write_finding_json_to(dir_ / "findings" / f.id, f); }
 
 void Campaign::save_state() {
+  if (!pending_journal_.empty()) {
+    st_.journal_bytes = append_durable(dir_ / "cases.jsonl", pending_journal_);
+    pending_journal_.clear();
+  }
+  last_commit_ = Clock::now();
   st_.elapsed_s = elapsed();
   write_atomic(dir_ / "state.json", st_.to_json().dump(1) + "\n");
+}
+
+void Campaign::commit_due() {
+  if (std::chrono::duration<double>(Clock::now() - last_commit_).count() >= kCommitEveryS) save_state();
 }
 
 void Campaign::progress(bool force) {
@@ -553,7 +649,11 @@ CampaignResult Campaign::run() {
   sigaction(SIGTERM, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  slots_.resize(static_cast<size_t>(budget_left() ? o_.workers : 0));
+  const std::vector<LanePlan> plan = o_.lanes.empty() ? std::vector<LanePlan>{{Lane::COMPILED, o_.workers}} : o_.lanes;
+  for (auto& p : plan) {
+    st_.lanes[std::string(lane_name(p.lane))].workers = p.workers;
+    for (int i = 0; i < p.workers && budget_left(); ++i) slots_.emplace_back().lane = p.lane;
+  }
   std::vector<std::string> gpus = visible_gpus();
   if (o_.gpus >= 0 && static_cast<size_t>(o_.gpus) < gpus.size()) gpus.resize(static_cast<size_t>(o_.gpus));
   if (o_.gpus > 0 && gpus.empty())
@@ -564,8 +664,8 @@ CampaignResult Campaign::run() {
     spawn(slots_[i]);
   }
   if (!gpus.empty() && !o_.quiet)
-    std::fprintf(stderr, "campaign: %d workers over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
-                 std::min(gpus.size(), slots_.size()));
+    std::fprintf(stderr, "campaign: %d workers (%s) over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
+                 lanes_text(plan).c_str(), std::min(gpus.size(), slots_.size()));
   st_.unusable.clear();  // a resumed campaign gets another look at its subject
   for (;;) {
     if (!unusable_.empty())  // nothing more to learn: cases in flight are abandoned, not recorded
@@ -633,6 +733,7 @@ CampaignResult Campaign::run() {
         worker_ended(s, s.proc->kill());
       }
     }
+    if (!pending_journal_.empty()) commit_due();
     progress(false);
   }
   for (auto& s : slots_) {
@@ -652,7 +753,22 @@ CampaignResult Campaign::run() {
     so.parallel = o_.workers;
     so.quiet = o_.quiet;
     so.stop = &g_stop;
+    const auto shrink_t0 = Clock::now();
+    std::map<std::string, int> runs_before;
+    for (auto& f : st_.findings) runs_before[f.id] = f.shrink_runs;
     shrink_findings(dir_, st_, so, [&] { save_state(); });
+    // The shrink phase's time, shared among the lanes by the shrink runs of their findings.
+    const double shrink_s = std::chrono::duration<double>(Clock::now() - shrink_t0).count();
+    std::map<std::string, int> runs;
+    int all = 0;
+    for (auto& f : st_.findings) {
+      const int n = f.shrink_runs - runs_before[f.id];
+      runs[std::string(lane_name(lane_of_key(f.first_case)))] += n;
+      all += n;
+    }
+    for (auto& [lane, n] : runs)
+      if (all > 0) st_.lanes[lane].shrink_s += shrink_s * n / all;
+    save_state();
   }
   for (auto& f : st_.findings) write_finding_json(f);
 
@@ -664,6 +780,7 @@ CampaignResult Campaign::run() {
   rs.wall_s = explore_wall_s;
   rs.seed = o_.seed;
   rs.workers = o_.workers;
+  rs.lanes = lanes_text(plan);
   rs.minutes = o_.minutes;
   rs.max_cases = o_.max_cases;
   rs.interrupted = g_stop != 0;
@@ -726,7 +843,16 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   if (o.gpus < -1) throw CampaignInputError("--gpus must be >= 0 (or omitted: all visible)");
   if (o.minimize_s < 0) throw CampaignInputError("--minimize-s must be >= 0");
   if (o.out.empty() || o.subject.empty()) throw CampaignInputError("--out and --subject are required");
-  Campaign c(o);
+  CampaignOptions lanes = o;
+  if (!o.lanes.empty()) {
+    lanes.workers = 0;
+    for (auto& p : o.lanes) {
+      if (p.workers < 1) throw CampaignInputError(fmt::format("--lanes: lane {} needs >= 1 worker", lane_name(p.lane)));
+      lanes.workers += p.workers;
+    }
+    if (lanes.workers > 64) throw CampaignInputError("--lanes: at most 64 workers in all");
+  }
+  Campaign c(lanes);
   return c.run();
 }
 

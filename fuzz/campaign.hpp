@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/lanes.hpp"
 #include "process/process.hpp"
 
 namespace flce {
@@ -16,7 +17,9 @@ struct CampaignOptions {
   double minutes = 0;       // budget of the whole campaign, summed over resumed runs
   int64_t max_cases = -1;   // likewise; -1: no limit
   std::string out, corpus, subject, subject_path;
-  int workers = 1;
+  int workers = 1;  // all lanes together
+  // Workers per lane (lanes.hpp); empty: `workers` compiled workers (the campaign before lanes).
+  std::vector<LanePlan> lanes;
   uint64_t seed = 1;
   double case_timeout_s = 600;  // one case: golden + eager + compiled + ladder
   double worker_mem_gib = 16;   // RLIMIT_DATA of each worker; 0: none
@@ -26,10 +29,11 @@ struct CampaignOptions {
   int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
   double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
   uint64_t family_size = 32;    // sampled cases per graph configuration (sampler.hpp); 1: none
-  // A family whose last N cases all failed to compile with one signature is retired: its
-  // other cases would only show that failure again, at a full trace each (a failed compile
-  // is never cached). 0: never.
-  int retire_after = 4;
+  // A family is retired by a compile failure that its graph configuration has now shown N
+  // times in the campaign (any family, any worker, resumed runs too; CampaignState::ladders):
+  // its other cases would only show that failure again, at a full trace each (a failed
+  // compile is never cached). 2: at the first repeat of a known failure. 0: never.
+  int retire_after = 2;
 };
 
 // How one `flce worker` is started (campaign slots and the shrink phase alike): its

@@ -83,6 +83,17 @@ void merge_cursor(SeedCursor& into, const SeedCursor& c) {
   into = u;
 }
 
+// Lane totals add up over shards (workers too: the machines' workers together).
+void merge_lane(LaneTotals& into, const LaneTotals& t) {
+  into.workers += t.workers;
+  into.cases += t.cases;
+  into.compiled_runs += t.compiled_runs;
+  into.memo_hits += t.memo_hits;
+  into.traces_saved += t.traces_saved;
+  for (auto& [k, v] : t.ms) into.ms[k] += v;
+  into.shrink_s += t.shrink_s;
+}
+
 // The committed part of a shard's journal (a resume cuts the rest away, so do we).
 std::string committed_journal(const Shard& s) {
   const fs::path p = s.dir / "cases.jsonl";
@@ -221,6 +232,14 @@ MergeResult merge_campaigns(const MergeOptions& o) {
         std::fprintf(stderr, "flce campaign-merge: warning: seed %llu ran in %s and %s: their cases overlap\n",
                      static_cast<unsigned long long>(seed), it->second.c_str(), s.label.c_str());
       merge_cursor(m.seeds[seed], cur);
+    }
+    for (auto& [seed, cur] : st.eager_seeds) merge_cursor(m.eager_seeds[seed], cur);
+    for (auto& [name, t] : st.lanes) merge_lane(m.lanes[name], t);
+    for (auto& [key, l] : st.ladders) {  // each shard walked its own: walks add up
+      SharedLadder& into = m.ladders[key];
+      if (into.ladder.empty()) into = SharedLadder{l.ladder, l.first_failing_stage, 0, 0};
+      into.walks += l.walks;
+      into.hits += l.hits;
     }
     if (m.environment.is_null() || m.environment.empty()) m.environment = st.environment;
     if (m.capabilities.is_null()) m.capabilities = st.capabilities;  // one subject: one signature

@@ -81,6 +81,26 @@ std::string shrink_cell(const Finding& f) {
   return f.shrink;
 }
 
+double lane_cases_per_min(const CampaignState& st, const LaneTotals& t) {
+  return st.elapsed_s > 0 ? static_cast<double>(t.cases) * 60.0 / st.elapsed_s : 0.0;
+}
+
+// "eager 1234 cases (600.0/min), 0 compiled runs; compiled ..." for the summary.
+std::string lanes_line(const CampaignState& st) {
+  std::string s;
+  for (auto& [name, t] : st.lanes)
+    if (t.cases || t.workers)
+      s += fmt::format("{}{} {} cases ({:.1f}/min, {} workers), {} compiled runs", s.empty() ? "" : "; ", name, t.cases,
+                       lane_cases_per_min(st, t), t.workers, t.compiled_runs);
+  return s;
+}
+
+int64_t ladder_walks(const CampaignState& st) {
+  int64_t n = 0;
+  for (auto& [k, l] : st.ladders) n += l.walks;
+  return n;
+}
+
 }  // namespace
 
 std::string repro_command(const fs::path& dir, const CampaignState& st, const Finding& f) {
@@ -140,6 +160,12 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
               fmt::format("{} distinct{}", st.graphs.size(),
                           merged ? "" : fmt::format(" ({:.1f}/min this run; families of {} cases)", graphs_per_min(rs),
                                                     rs.family_size))});
+  if (!st.ladders.empty()) {
+    const LaneTotals* c = st.lanes.count("compiled") ? &st.lanes.at("compiled") : nullptr;
+    totals.row({"shared ladders", fmt::format("{} (graph, signature) pairs, {} walks; {} reused ({} traces saved)",
+                                              st.ladders.size(), ladder_walks(st), c ? c->memo_hits : 0,
+                                              c ? c->traces_saved : 0)});
+  }
   if (st.families_retired)
     totals.row({"retired families", fmt::format("{} ({} cases not run: each would re-show its family's compile failure)",
                                                 st.families_retired, st.cases_retired)});
@@ -149,6 +175,24 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   if (!st.unusable.empty())
     totals.row({"stopped", "**subject unusable**: " + st.unusable + " (exit 2; rerun the same command once fixed)"});
   md.add(totals);
+  if (!st.lanes.empty()) {
+    // Where each lane's time went: the sums of RunTiming over its cases (worker-side clocks;
+    // workers run side by side, so a lane's sums can exceed the wall time).
+    md.heading(2, "Lanes");
+    std::vector<std::string> head{"lane", "workers", "cases", "cases/min", "compiled runs"};
+    for (auto& [field, label] : lane_time_fields()) head.push_back(label + " (s)");
+    head.push_back("shrink (s)");
+    Table lanes{head, {}};
+    for (auto& [name, t] : st.lanes) {
+      std::vector<std::string> row{name, std::to_string(t.workers), std::to_string(t.cases),
+                                   fmt::format("{:.1f}", lane_cases_per_min(st, t)), std::to_string(t.compiled_runs)};
+      for (auto& [field, label] : lane_time_fields())
+        row.push_back(fmt::format("{:.1f}", (t.ms.count(field) ? t.ms.at(field) : 0.0) / 1000));
+      row.push_back(fmt::format("{:.1f}", t.shrink_s));
+      lanes.row(row);
+    }
+    md.add(lanes);
+  }
   if (merged) {
     md.heading(2, "Shards");
     Table shards{{"shard", "seeds", "cases", "findings", "time spent"}, {}};
@@ -194,6 +238,19 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
     j["seed"] = rs.seed;
   }
   j["workers"] = rs.workers;
+  if (!rs.lanes.empty()) j["lanes_run"] = rs.lanes;
+  auto lj = nlohmann::ordered_json::object();
+  for (auto& [name, t] : st.lanes) {
+    lj[name] = t.to_json();
+    lj[name]["cases_per_min"] = lane_cases_per_min(st, t);
+  }
+  j["lanes"] = lj;
+  auto ladders = nlohmann::ordered_json::array();
+  for (auto& [key, l] : st.ladders)
+    ladders.push_back({{"key", key}, {"walks", l.walks}, {"hits", l.hits}, {"first_failing_stage", l.first_failing_stage}});
+  j["ladders"] = ladders;
+  j["families_retired"] = st.families_retired;
+  j["cases_retired"] = st.cases_retired;
   j["cases_done"] = st.cases_done;
   j["cases_this_run"] = rs.cases_this_run;
   j["runs"] = st.runs;
@@ -254,6 +311,11 @@ std::string summary_text(const fs::path& dir, const CampaignState& st, const Run
                               st.cases_done, run, st.outcomes.size(), st.findings.size(),
                               rs.interrupted ? " (interrupted)" : "");
   s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
+  if (const std::string l = lanes_line(st); !l.empty()) s += "lanes: " + l + "\n";
+  if (!st.ladders.empty())
+    s += fmt::format("shared ladders: {} walked, {} reused ({} traces saved)\n", ladder_walks(st),
+                     st.lanes.count("compiled") ? st.lanes.at("compiled").memo_hits : 0,
+                     st.lanes.count("compiled") ? st.lanes.at("compiled").traces_saved : 0);
   if (const std::string caps = capability_line(st); !caps.empty()) s += "subject " + caps + "\n";
   if (const int64_t n = unsupported_by_subject(st))
     s += fmt::format("unsupported by subject: {} cases (not findings): {}\n", n, per_param_text(unsupported_by_param(st)));

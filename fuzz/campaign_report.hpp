@@ -16,6 +16,7 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   double wall_s = 0, minutes = 0;
   uint64_t seed = 0;
   int workers = 1;
+  std::string lanes;  // "eager=6,compiled=2" (lanes.hpp); empty: merged
   bool interrupted = false;
   // Merged campaigns: one object per shard ({dir, seeds, cases_done, findings, ...}); the
   // reports then name the shards instead of one seed. Null for a single campaign.

@@ -62,6 +62,18 @@ nlohmann::ordered_json CampaignState::to_json() const {
   auto sj = nlohmann::ordered_json::object();
   for (auto& [seed, cur] : seeds) sj[std::to_string(seed)] = {{"next", cur.next}, {"done_above", cur.done_above}};
   j["seeds"] = sj;
+  if (!eager_seeds.empty()) {
+    auto ej = nlohmann::ordered_json::object();
+    for (auto& [seed, cur] : eager_seeds) ej[std::to_string(seed)] = {{"next", cur.next}, {"done_above", cur.done_above}};
+    j["eager_seeds"] = ej;
+  }
+  auto lj = nlohmann::ordered_json::object();
+  for (auto& [name, t] : lanes) lj[name] = t.to_json();
+  j["lanes"] = lj;
+  auto mj = nlohmann::ordered_json::object();
+  for (auto& [key, l] : ladders)
+    mj[key] = {{"ladder", l.ladder}, {"first_failing_stage", l.first_failing_stage}, {"walks", l.walks}, {"hits", l.hits}};
+  j["ladders"] = mj;
   j["corpus_done"] = corpus_done;
   j["outcomes"] = outcomes;
   j["graphs"] = graphs;
@@ -102,6 +114,21 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     c.next = v.at("next").get<uint64_t>();
     c.done_above = v.at("done_above").get<std::set<uint64_t>>();
     s.seeds[std::stoull(k)] = c;
+  }
+  for (auto& [k, v] : j.value("eager_seeds", nlohmann::json::object()).items()) {
+    SeedCursor c;
+    c.next = v.at("next").get<uint64_t>();
+    c.done_above = v.at("done_above").get<std::set<uint64_t>>();
+    s.eager_seeds[std::stoull(k)] = c;
+  }
+  for (auto& [k, v] : j.value("lanes", nlohmann::json::object()).items()) s.lanes[k] = LaneTotals::from_json(v);
+  for (auto& [k, v] : j.value("ladders", nlohmann::json::object()).items()) {
+    SharedLadder l;
+    l.ladder = v.value("ladder", nlohmann::json::array());
+    l.first_failing_stage = v.value("first_failing_stage", "");
+    l.walks = v.value("walks", int64_t{0});
+    l.hits = v.value("hits", int64_t{0});
+    s.ladders[k] = l;
   }
   s.corpus_done = j.at("corpus_done").get<std::set<std::string>>();
   s.outcomes = j.at("outcomes").get<std::map<std::string, int64_t>>();

@@ -1,7 +1,7 @@
 // What a campaign remembers under its --out directory: which cases ran, the findings
 // deduplicated by outcome signature, and the clock. state.json is the one authority;
-// it is rewritten (temp + fsync + rename) after every case, so a kill -9 at any moment
-// leaves either the old or the new state, never a torn one.
+// it is rewritten (temp + fsync + rename) at each group commit (campaign.cpp, kCommitEveryS),
+// so a kill -9 at any moment leaves either the old or the new state, never a torn one.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz/lanes.hpp"
 #include "report/write.hpp"
 
 namespace flce {
@@ -32,7 +33,7 @@ struct SeedCursor {
 
 struct Finding {
   std::string id, signature;
-  std::string first_case;  // case key: "corpus:<file>@<hash>" or "sample:<seed>#<index>"
+  std::string first_case;  // case key: "corpus:<file>@<hash>", "sample:<seed>#<index>" or "sample:<seed>/eager#<index>"
   std::string first_seen, last_seen;  // ISO 8601 UTC
   double first_seen_s = 0;            // campaign clock (summed over resumed runs)
   int64_t count = 0;
@@ -52,7 +53,10 @@ struct Finding {
 struct CampaignState {
   std::string subject, subject_path;
   uint64_t family_size = 1;  // what a sample index means (sampler.hpp); fixed for a campaign
-  std::map<uint64_t, SeedCursor> seeds;
+  std::map<uint64_t, SeedCursor> seeds;        // the compiled lane's stream (and the campaign's before lanes)
+  std::map<uint64_t, SeedCursor> eager_seeds;  // the eager lane's (lanes.hpp), by the campaign's seed
+  std::map<std::string, LaneTotals> lanes;     // by lane name: cases and where their time went
+  std::map<std::string, SharedLadder> ladders;  // "<graph>|<signature>": walked once, shared by every worker
   std::set<std::string> corpus_done;
   int64_t cases_done = 0, runs = 0, worker_restarts = 0;
   // Length of cases.jsonl that belongs to committed cases; a resume cuts the journal back

@@ -1,5 +1,6 @@
 // `flce worker`: the isolated side of a campaign. Protocol (one JSON object per line):
-//   in : {"key": K, "case": {...}}
+//   in : {"key": K, "case": {...}, "lane": L, "ladders": [...]}   lane: eager | compiled (default);
+//        ladders: the campaign's known ladders for this case's graph (lanes.hpp, ladders_for)
 //   out: {"ready": true, "environment": {...},         once Python and torch are up; capabilities:
 //         "capabilities": {"known": B, "params": [...],   the FLCE parameters the subject's callable
 //                          "lacks": [...], "callable": C}  takes (its signature; known false: unread)
@@ -22,6 +23,7 @@
 #include <optional>
 
 #include "fuzz/campaign.hpp"
+#include "fuzz/lane_oracles.hpp"
 #include "judge/differential.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -121,7 +123,10 @@ int serve_worker(const CampaignWorkerOptions& o) {
     // this worker had; the campaign then starts a fresh one, never a half-restarted one.
     bool died = false;
     try {
-      RunReport rep = run_case(from_json(req.at("case").dump()), opt);
+      const Case c = from_json(req.at("case").dump());
+      configure_lane(lane_named(req.value("lane", "compiled")).value_or(Lane::COMPILED), c, opt);
+      if (req.contains("ladders")) learn_ladders(req["ladders"], c, memo);
+      RunReport rep = run_case(c, opt);
       if (auto why = plugin_import_failure(rep)) {
         emit({{"key", key}, {"bad_input", true}, {"why", *why}});
         return 2;  // every case would say the same: bad input, not a finding

@@ -300,6 +300,7 @@ GateReport run_gate(const GateOptions& opt) {
         ro.subject = s.spec.subject;
         ro.subject_path = s.path;
         ro.runner = s.worker.get();
+        ro.compiled = ro.ladder = opt.compiled;
         return run_case(gc.c, ro);
       };
       auto fbase = std::async(std::launch::async, [&] { return side(base); });

@@ -92,6 +92,7 @@ struct GateOptions {
   double fuzz_minutes = 0;    // more sampled cases until this budget is spent
   bool vary_compile = false;  // sampled cases also vary dynamic/fullgraph
   bool cuda = false;          // sampled cases on the GPU (Liger's kernels need it)
+  bool compiled = true;       // false (--lanes eager): golden + eager only, no torch.compile, no ladder
   double timeout_s = 600;     // per subject call
   double drift_report = 0.05;  // |Δ err/bound| worth listing
   // A case that failed to compile on base and still fails to compile on the candidate, with

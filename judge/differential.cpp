@@ -1,6 +1,7 @@
 #include "judge/differential.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 
@@ -71,6 +72,24 @@ bool RunReport::unsupported() const {
   return !oracles.empty();
 }
 
+std::string LadderMemo::key(const Case& c, const std::string& signature) { return graph_key(c) + "|" + signature; }
+
+namespace {
+
+// Adds the wall time of fn() to *ms.
+template <class F>
+auto timed(double* ms, F&& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  struct Add {
+    double* ms;
+    std::chrono::steady_clock::time_point t0;
+    ~Add() { *ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
+  } add{ms, t0};
+  return fn();
+}
+
+}  // namespace
+
 RunReport run_case(const Case& c, const RunOptions& opt_in) {
   RunOptions opt = opt_in;
   if (!opt.runner) opt.runner = &default_subject_worker();
@@ -81,13 +100,18 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
   auto stage = [&](const std::string& s) {
     if (opt.on_stage) opt.on_stage(s);
   };
+  RunTiming& tm = rep.timing;
   stage("golden");
-  Inputs in = make_inputs(c);
-  rep.golden = golden(c, in);
-  Bounds bounds = compute_bounds(c, in);
-  auto run_subject = [&](const std::string& mode, const std::optional<Backend>& b) {
-    return opt.runner->run(c, in, opt.subject, mode, b, opt.subject_path);
+  Inputs in = timed(&tm.inputs_ms, [&] { return make_inputs(c); });
+  rep.golden = timed(&tm.golden_ms, [&] { return golden(c, in); });
+  Bounds bounds = timed(&tm.judge_ms, [&] { return compute_bounds(c, in); });
+  auto run_subject = [&](const std::string& mode, const std::optional<Backend>& b, double* ms) {
+    SubjectResult r = timed(ms, [&] { return opt.runner->run(c, in, opt.subject, mode, b, opt.subject_path); });
+    tm.transfer_ms += r.transfer_ms;
+    if (mode == "compiled") ++tm.compiled_runs;
+    return r;
   };
+  auto outcome_of = [&](auto&&... args) { return timed(&tm.judge_ms, [&] { return flce::outcome_of(args...); }); };
   static const SignatureTable sigs = SignatureTable::load_default();
   const std::string tv = opt.runner->torch_version();
   rep.env = opt.runner->environment();
@@ -95,7 +119,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
   std::optional<SubjectResult> eager;
   if (opt.eager) {
     stage("eager");
-    eager = run_subject("eager", std::nullopt);
+    eager = run_subject("eager", std::nullopt, &tm.eager_ms);
     rep.subject_version = eager->subject_version;
     rep.oracles.push_back(outcome_of("eager", "", *eager, c, rep.golden, bounds, nullptr, sigs, tv));
     if (!eager->died.empty()) rep.subject_died = eager->died + "@eager";
@@ -104,7 +128,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
   const Outputs* eager_out = eager && eager->status == SubjectStatus::OK ? &eager->outputs : nullptr;
   if (opt.compiled && !stopped()) {
     stage(fmt::format("compiled:{}", name(c.compile.backend)));
-    SubjectResult comp = run_subject("compiled", c.compile.backend);
+    SubjectResult comp = run_subject("compiled", c.compile.backend, &tm.compile_ms);
     if (!comp.died.empty() && rep.subject_died.empty())
       rep.subject_died = fmt::format("{}@compiled:{}", comp.died, name(c.compile.backend));
     if (rep.subject_version.empty()) rep.subject_version = comp.subject_version;
@@ -114,8 +138,9 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     // Walk the ladder: the first backend that breaks separates Dynamo, AOTAutograd,
     // decompositions and Inductor lowering.
     std::string memo_key;
+    if (co.status == SubjectStatus::ERROR) rep.ladder_signature = failure_word(co);
     if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
-      memo_key = fmt::format("{}|{}x{}x{}|{}", graph_key(c), c.BT, c.H, c.V, failure_word(co));
+      memo_key = LadderMemo::key(c, rep.ladder_signature);
     auto memo = memo_key.empty() ? opt.ladder_memo->entries.end() : opt.ladder_memo->entries.find(memo_key);
     if (!memo_key.empty() && memo != opt.ladder_memo->entries.end()) {
       rep.ladder = memo->second.ladder;
@@ -136,7 +161,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
           step = co;
         } else {
           stage(fmt::format("ladder:{}", name(b)));
-          SubjectResult r = run_subject("compiled", b);
+          SubjectResult r = run_subject("compiled", b, &tm.ladder_ms);
           step = outcome_of(fmt::format("compiled[{}]", name(b)), std::string(name(b)), r, c, rep.golden, bounds,
                             eager_out, sigs, tv);
         }
@@ -158,7 +183,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     o.oracle = oname;
     std::optional<Outputs> out;
     try {
-      out = fn(c);
+      out = timed(&tm.reference_ms, [&] { return fn(c); });
     } catch (const std::exception& e) {
       o.status = SubjectStatus::ERROR;
       o.signature = sigs.classify({ErrorLink{"flce.OracleError", e.what(), {}}}, tv);
@@ -170,8 +195,11 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
       o.reason = oname + " cannot run here";
     } else {
       o.status = SubjectStatus::OK;
-      o.verdict = judge(oname, c, rep.golden, bounds, *out);
-      if (eager_out) o.vs_eager = relative_disagreement(*out, *eager_out, bounds, nullptr);
+      timed(&tm.judge_ms, [&] {
+        o.verdict = judge(oname, c, rep.golden, bounds, *out);
+        if (eager_out) o.vs_eager = relative_disagreement(*out, *eager_out, bounds, nullptr);
+        return 0;
+      });
     }
     rep.oracles.push_back(o);
   }
@@ -249,6 +277,11 @@ nlohmann::ordered_json report_json(const RunReport& r) {
   j["outcome"] = r.outcome;
   j["first_failing_stage"] = r.first_failing_stage;
   if (r.ladder_memoized) j["ladder_memoized"] = true;
+  if (!r.ladder_signature.empty()) j["ladder_signature"] = r.ladder_signature;
+  const RunTiming& t = r.timing;
+  j["timing"] = {{"inputs_ms", t.inputs_ms},   {"golden_ms", t.golden_ms},     {"judge_ms", t.judge_ms},
+                 {"eager_ms", t.eager_ms},     {"compile_ms", t.compile_ms},   {"ladder_ms", t.ladder_ms},
+                 {"reference_ms", t.reference_ms}, {"transfer_ms", t.transfer_ms}, {"compiled_runs", t.compiled_runs}};
   if (!r.subject_died.empty()) j["subject_died"] = r.subject_died;
   auto oracles = nlohmann::ordered_json::array();
   for (auto& o : r.oracles) {

@@ -59,6 +59,10 @@ struct LadderStep {
   std::string what;  // "ok", signature id, or the failing output
 };
 
+// Ladders already walked, by graph configuration and failure: key(c, signature) is
+// graph_key(c) + "|" + the compiled run's signature id. A trace-time error that one graph
+// raises for one shape it raises for the family's other shapes too (the shape is fed, not
+// traced into the key), so a campaign shares these across workers (fuzz/lanes.hpp).
 struct LadderMemo {
   struct Entry {
     std::vector<LadderStep> ladder;
@@ -66,8 +70,21 @@ struct LadderMemo {
   };
   std::map<std::string, Entry> entries;
   int64_t hits = 0;
+  static std::string key(const Case& c, const std::string& signature);
 };
 
+
+// Where one case's time went, in ms of this process's clock: flce's own steps (inputs, golden,
+// judge: bounds, verdicts, signatures) and each oracle's round trip to where it runs (eager,
+// compiled, ladder rungs: the subject host; reference: the extra oracles). transfer_ms is the
+// part of the subject round trips spent moving tensors through shared memory. A campaign sums
+// these per lane (fuzz/lanes.hpp).
+struct RunTiming {
+  double inputs_ms = 0, golden_ms = 0, judge_ms = 0;
+  double eager_ms = 0, compile_ms = 0, ladder_ms = 0, reference_ms = 0;
+  double transfer_ms = 0;
+  int compiled_runs = 0;  // subject calls in compiled mode: the compiled run and each ladder rung run
+};
 
 struct RunReport {
   Case c;
@@ -78,6 +95,10 @@ struct RunReport {
   std::vector<LadderStep> ladder;
   std::string first_failing_stage;  // empty when nothing failed or the ladder did not run
   bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
+  // The failure the ladder was walked for, as LadderMemo keys it (the compiled run's signature
+  // id); empty when the compiled run did not raise. A campaign shares ladders by it.
+  std::string ladder_signature;
+  RunTiming timing;
   std::string subject_died;         // "<how>@<stage>" when the subject's process died
   // The one line that identifies what this case shows (for dedup, gating, repro):
   // "pass", "unsupported" (cannot run here: no CUDA, no kernel on this device),

@@ -169,7 +169,7 @@ TEST(Differential, RawAddmmDtypeOutCompiledReproducesKnownSignatureAndStage) {
   EXPECT_FALSE(r.first_failing_stage.empty());
 }
 
-TEST(Differential, LadderMemoReusesTheLadderOnlyForTheSameGraphShapeAndError) {
+TEST(Differential, LadderMemoReusesTheLadderOnlyForTheSameGraphAndError) {
   Case c = seed_addmm();
   LadderMemo memo;
   RunOptions o;
@@ -178,17 +178,38 @@ TEST(Differential, LadderMemoReusesTheLadderOnlyForTheSameGraphShapeAndError) {
   RunReport first = run_case(c, o);
   ASSERT_FALSE(first.first_failing_stage.empty()) << report_table(first);
   EXPECT_FALSE(first.ladder_memoized);
-  c.seed = 99;  // other values, same graph and shape: the ladder is reused
+  EXPECT_FALSE(first.ladder_signature.empty());
+  EXPECT_GE(first.timing.compiled_runs, 2) << "the compiled run and at least one rung";
+  c.seed = 99;  // other values, same graph: the ladder is reused
   RunReport again = run_case(c, o);
   EXPECT_TRUE(again.ladder_memoized) << report_table(again);
   EXPECT_EQ(again.outcome, first.outcome);
   EXPECT_EQ(again.ladder.size(), first.ladder.size());
+  EXPECT_EQ(again.timing.compiled_runs, 1) << "a reused ladder traces nothing but the compiled run";
   EXPECT_EQ(memo.hits, 1);
-  c.V = 24;  // another shape: walked again
+  c.V = 24;  // another shape of the graph (a family's pool): reused too (LadderMemo::key)
+  RunReport shape = run_case(c, o);
+  EXPECT_TRUE(shape.ladder_memoized) << report_table(shape);
+  EXPECT_EQ(memo.hits, 2);
+  c.compile.fullgraph = !c.compile.fullgraph;  // another graph configuration: walked again
+  ASSERT_NE(graph_key(c), graph_key(seed_addmm()));
   RunReport other = run_case(c, o);
   EXPECT_FALSE(other.ladder_memoized) << report_table(other);
-  EXPECT_EQ(other.outcome, first.outcome);
-  EXPECT_EQ(memo.hits, 1);
+  EXPECT_EQ(memo.hits, 2);
+}
+
+// The eager lane's options: no compiled run, so no compile time and no compiled runs counted.
+TEST(Differential, TimingSplitsTheCase) {
+  Case c = seed_addmm();
+  RunOptions o;
+  o.subject = "aten-dtype-out";
+  o.compiled = false;
+  RunReport r = run_case(c, o);
+  EXPECT_EQ(r.timing.compiled_runs, 0);
+  EXPECT_EQ(r.timing.compile_ms, 0);
+  EXPECT_GT(r.timing.eager_ms, 0);
+  EXPECT_GT(r.timing.golden_ms + r.timing.inputs_ms + r.timing.judge_ms, 0);
+  EXPECT_LE(r.timing.transfer_ms, r.timing.eager_ms);
 }
 
 TEST(Differential, UnsupportedSubjectIsTypedNotAPass) {
