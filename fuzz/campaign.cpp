@@ -21,6 +21,7 @@
 #include "fuzz/campaign_report.hpp"
 #include "fuzz/campaign_shrink.hpp"
 #include "fuzz/campaign_state.hpp"
+#include "fuzz/coverage_guide.hpp"
 #include "case/case.hpp"
 #include "judge/signature.hpp"
 #include "case/sampler.hpp"
@@ -67,10 +68,11 @@ struct Ticket {
   std::string key, case_json;
   std::string graph;  // short hash of the case's graph_key (CampaignState::graphs)
   std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index
+  std::vector<std::string> cells;  // coverage_cells of the case (CampaignState::coverage)
 
   Ticket() = default;
   explicit Ticket(const Case& c)
-      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))) {}
+      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))), cells(coverage_cells(c)) {}
 };
 
 struct Slot {
@@ -247,6 +249,14 @@ Ticket Campaign::next_ticket(Slot& s) {
       dispatched_.insert(t.key);
       return t;
     }
+  // Neighbours of findings (coverage_guide.hpp) before new samples: a finding's surroundings early.
+  for (auto& [key, case_json] : st_.neighbours)
+    if (!dispatched_.count(key)) {
+      dispatched_.insert(key);
+      Ticket t(from_json(case_json));
+      t.key = key;
+      return t;
+    }
   // While the first cases all fail at the call, the next one comes from another family (its
   // own configuration); the family is taken up again later, like an abandoned one.
   const bool hop = probing() && s.family && early_families_.count(*s.family);
@@ -269,9 +279,10 @@ Ticket Campaign::next_ticket(Slot& s) {
   sp.device = o_.cuda ? Device::CUDA : Device::CPU;
   sp.family_size = o_.family_size;
   sp.without = lacks_;  // what the subject's callable lacks is never drawn
-  Ticket t(sample_case(o_.seed, *index, sp));
+  const GuidedPick pick = guided_sample(o_.seed, *index, sp, st_.coverage, o_.candidates, st_.family_picks);
+  Ticket t(pick.c);
   t.sample = std::make_pair(o_.seed, *index);
-  t.key = fmt::format("sample:{}#{}", o_.seed, *index);
+  t.key = fmt::format("sample:{}#{}", o_.seed, *index) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
   return t;
 }
 
@@ -393,8 +404,15 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
     f->last_seen = utc_now();
     f->cuda_poisoned |= cuda_poisoned;
   }
+  st_.coverage.add(report.value("lane", std::string(kDefaultLane)), t.cells, is_finding(outcome));
+  std::erase_if(st_.neighbours, [&](const auto& n) { return n.first == t.key; });
   watch_usable(t, outcome, report);
   maybe_retire(t, outcome);
+  if (fresh && o_.candidates > 1 && st_.subject_ran) {  // (a subject that never ran has no neighbourhood)
+    int k = 0;
+    for (const Case& n : neighbours(from_json(t.case_json), lacks_))
+      st_.neighbours.emplace_back(fmt::format("neighbour:{}#{}", f->id, k++), to_json(n, -1));
+  }
   nlohmann::json jl{{"key", t.key}, {"outcome", outcome}, {"at", utc_now()}, {"campaign_s", elapsed()}};
   // Where a case's time went (profiling throughput): each oracle's wall time, in ms.
   for (auto& o : report.value("oracles", nlohmann::json::array()))
