@@ -22,13 +22,16 @@ constexpr EnumNames<Kind> kKinds[] = {
     {Kind::FLCE, "flce"}, {Kind::MM, "mm"}, {Kind::ADDMM, "addmm"}, {Kind::BMM, "bmm"}, {Kind::BADDBMM, "baddbmm"}};
 constexpr EnumNames<Reduction> kReductions[] = {
     {Reduction::MEAN, "mean"}, {Reduction::SUM, "sum"}, {Reduction::NONE, "none"}};
-constexpr EnumNames<TokenGrad> kTokenGrads[] = {{TokenGrad::ONES, "ones"}, {TokenGrad::RANDOM, "random"}};
+constexpr EnumNames<TokenGrad> kTokenGrads[] = {
+    {TokenGrad::ONES, "ones"}, {TokenGrad::RANDOM, "random"}, {TokenGrad::LOG_SPREAD, "log_spread"}};
 constexpr EnumNames<Autocast> kAutocasts[] = {{Autocast::NONE, "none"}, {Autocast::F16, "fp16"}, {Autocast::BF16, "bf16"}};
 constexpr EnumNames<Device> kDevices[] = {{Device::CPU, "cpu"}, {Device::CUDA, "cuda"}};
 constexpr EnumNames<Regime> kRegimes[] = {{Regime::NORMAL, "normal"},
                                            {Regime::LARGE_LOGITS, "large_logits"},
                                            {Regime::CONFIDENT, "confident"},
-                                           {Regime::SPECIAL_VALUES, "special_values"}};
+                                           {Regime::SPECIAL_VALUES, "special_values"},
+                                           {Regime::ONE_CLASS, "one_class"},
+                                           {Regime::WEIGHT_SPREAD, "weight_spread"}};
 constexpr EnumNames<Semantics> kSemantics[] = {{Semantics::LIGER, "liger"}, {Semantics::TORCH, "torch"}};
 constexpr EnumNames<Backend> kBackends[] = {{Backend::EAGER, "eager"},
                                              {Backend::AOT_EAGER, "aot_eager"},
@@ -207,6 +210,9 @@ std::vector<CaseError> validation_errors(const Case& c) {
          "out_variant", "unsupported");
   }
   if (c.accum_dtype) rule(*c.accum_dtype == DType::F32, "accum_dtype", "must be none or fp32");
+  rule(c.regime != Regime::WEIGHT_SPREAD || c.ce_weight, "regime", "weight_spread spreads ce_weight: needs ce_weight true");
+  rule(!(c.is_op() && (c.regime == Regime::ONE_CLASS || c.regime == Regime::WEIGHT_SPREAD)), "regime",
+       fmt::format("{} has no meaning for kind {}", name(c.regime), name(c.kind)));
   return errs;
 }
 

@@ -17,10 +17,13 @@ inline constexpr int kSchemaVersion = 1;
 // kind: a whole FLCE call, or one member of the aten dtype_out op family.
 enum class Kind : uint8_t { FLCE, MM, ADDMM, BMM, BADDBMM };
 enum class Reduction : uint8_t { MEAN, SUM, NONE };
-enum class TokenGrad : uint8_t { ONES, RANDOM };
+// random: uniform in [0.5, 1.5); log_spread: log-uniform over 2^-14 .. 2^14 (case/gen.hpp).
+enum class TokenGrad : uint8_t { ONES, RANDOM, LOG_SPREAD };
 enum class Autocast : uint8_t { NONE, F16, BF16 };
 enum class Device : uint8_t { CPU, CUDA };
-enum class Regime : uint8_t { NORMAL, LARGE_LOGITS, CONFIDENT, SPECIAL_VALUES };
+// one_class: every non-ignored target is one class; weight_spread: ce_weight log-uniform over
+// 2^-14 .. 2^14 (needs ce_weight). See corpus/README.md and judge/MATH.md (Inputs).
+enum class Regime : uint8_t { NORMAL, LARGE_LOGITS, CONFIDENT, SPECIAL_VALUES, ONE_CLASS, WEIGHT_SPREAD };
 // liger: Liger-Kernel's documented semantics (all-ignored mean -> 0, z-loss unweighted);
 // torch: torch.nn.functional.cross_entropy's (all-ignored mean -> NaN).
 enum class Semantics : uint8_t { LIGER, TORCH };

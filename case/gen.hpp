@@ -14,7 +14,8 @@ namespace flce {
 
 enum Stream : uint32_t {
   kStreamX = 1, kStreamW = 2, kStreamBias = 3, kStreamCeWeight = 4, kStreamTarget = 5,
-  kStreamTokenGrad = 6, kStreamSpecial = 7, kStreamOpA = 8, kStreamOpC = 9,
+  kStreamTokenGrad = 6, kStreamSpecial = 7, kStreamOpA = 8, kStreamOpC = 9, kStreamConfident = 10,
+  kStreamOneClass = 11,
 };
 
 // Plain-old-data parameters derived from a Case (see make_gen_spec in inputs.hpp).
@@ -22,8 +23,13 @@ struct GenSpec {
   uint64_t seed;
   int64_t BT, H, V, batch;
   DType x_dtype, w_dtype, op_c_dtype;
-  float x_scale, w_scale, b_scale, op_a_scale, confident_alpha;  // all powers of two
-  bool confident, special_values, token_grad_ones;
+  float x_scale, w_scale, b_scale, op_a_scale;  // all powers of two
+  // confident: row i adds alpha_i W_t to x_i, alpha_i = (confident_bits + u_i) * confident_nat,
+  // u_i uniform in [1, 20] per row: true-class margin ~ ln(V) + u_i ln 2, so 1 - p_t ~ 2^-u_i
+  // spans 0.5 .. 1e-6 log-uniformly (make_gen_spec; judge/MATH.md, Inputs).
+  float confident_bits, confident_nat;
+  bool confident, special_values, token_grad_ones, token_grad_spread, weight_spread;
+  int64_t one_class;  // >= 0: every non-ignored target is this class (regime one_class)
   int64_t ignore_index;
   uint64_t ignore_threshold;  // row is ignored when a 32-bit draw < threshold (2^32 = all)
 };
@@ -40,6 +46,7 @@ FLCE_HD float gen_unit(uint32_t w) { return static_cast<float>(w >> 8) * (1.0f /
 FLCE_HD int64_t gen_target(const GenSpec& g, int64_t row) {
   Philox4 r = philox_draw(g.seed, kStreamTarget, static_cast<uint64_t>(row));
   if (static_cast<uint64_t>(r.v[1]) < g.ignore_threshold) return g.ignore_index;
+  if (g.one_class >= 0) return g.one_class;
   return static_cast<int64_t>((static_cast<uint64_t>(r.v[0]) * static_cast<uint64_t>(g.V)) >> 32);
 }
 
@@ -54,10 +61,17 @@ FLCE_HD float gen_input(const GenSpec& g, int64_t i, int64_t k) {
   if (g.confident) {
     int64_t t = gen_target(g, i);
     if (t >= 0 && t < g.V) {
-      float w = gen_weight(g, t, k) * g.confident_alpha;  // exact: power-of-two scale
+      // Correctly rounded fp32 operations only (no contraction: -ffp-contract=off on the host,
+      // explicit _rn intrinsics on the device), so both sides round identically.
+      Philox4 r = philox_draw(g.seed, kStreamConfident, static_cast<uint64_t>(i));
 #if defined(__CUDA_ARCH__)
-      v = __fadd_rn(v, w);
+      float u = __fadd_rn(1.0f, __fmul_rn(19.0f, gen_unit(r.v[0])));
+      float alpha = __fmul_rn(__fadd_rn(g.confident_bits, u), g.confident_nat);
+      v = __fadd_rn(v, __fmul_rn(gen_weight(g, t, k), alpha));
 #else
+      float u = 1.0f + 19.0f * gen_unit(r.v[0]);
+      float alpha = (g.confident_bits + u) * g.confident_nat;
+      float w = gen_weight(g, t, k) * alpha;
       v = v + w;
 #endif
     }
@@ -76,14 +90,23 @@ FLCE_HD float gen_bias(const GenSpec& g, int64_t j) {
   return round_to(g.w_dtype, gen_gauss(philox_draw(g.seed, kStreamBias, static_cast<uint64_t>(j))) * g.b_scale);
 }
 
+// (1 + unit) * 2^e with e uniform in [-14, 13]: log-uniform-ish over 2^-14 .. 2^14 (~6e-5 .. 1.6e4),
+// exact in fp32 (a 24-bit mantissa times a power of two).
+FLCE_HD float gen_log_spread(const Philox4& r) {
+  const int e = static_cast<int>(r.v[1] % 28u) - 14;
+  return (1.0f + gen_unit(r.v[0])) * bits_f32(static_cast<uint32_t>(127 + e) << 23);
+}
+
 FLCE_HD float gen_ce_weight(const GenSpec& g, int64_t j) {
-  return 0.5f + gen_unit(philox_draw(g.seed, kStreamCeWeight, static_cast<uint64_t>(j)).v[0]);
+  Philox4 r = philox_draw(g.seed, kStreamCeWeight, static_cast<uint64_t>(j));
+  return g.weight_spread ? gen_log_spread(r) : 0.5f + gen_unit(r.v[0]);
 }
 
 // Per-token upstream gradient for reduction "none".
 FLCE_HD float gen_token_grad(const GenSpec& g, int64_t i) {
   if (g.token_grad_ones) return 1.0f;
-  return 0.5f + gen_unit(philox_draw(g.seed, kStreamTokenGrad, static_cast<uint64_t>(i)).v[0]);
+  Philox4 r = philox_draw(g.seed, kStreamTokenGrad, static_cast<uint64_t>(i));
+  return g.token_grad_spread ? gen_log_spread(r) : 0.5f + gen_unit(r.v[0]);
 }
 
 // Op-level cases: out[b] = C[b] + A[b] @ B[b] with A [V, BT] (grad_logits^T-like, x dtype),

@@ -1,5 +1,8 @@
 #include "case/inputs.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace flce {
 
 namespace {
@@ -34,9 +37,26 @@ GenSpec make_gen_spec(const Case& c, int64_t BT_override) {
   g.b_scale = large ? 32.0f : 0.5f;
   g.op_a_scale = 0.0625f;
   g.confident = c.regime == Regime::CONFIDENT;
-  g.confident_alpha = 64.0f;  // true-class logit margin ~ 21..85 (see judge/MATH.md)
+  // E|W_t|^2 = H w_scale^2 / 3 (gen_gauss has variance 1/3), so alpha W_t lifts the true logit by
+  // ~ alpha H w_scale^2 / 3; in units of ln 2 that is confident_nat = 3 ln2 / (H w_scale^2).
+  // confident_bits = bit length of V - 1 ~ log2 of the other classes' share (fp64 on the host,
+  // one rounding to fp32: the same float on both sides).
+  g.confident_bits = static_cast<float>(bit_length(static_cast<uint64_t>(std::max<int64_t>(c.V - 1, 0))));
+  // (1 + 1/sqrt(H)): alpha W_t also moves the other logits (by alpha W_t.W_j, std ~ margin/sqrt(H));
+  // measured: with it the median 1 - p_t is ~3e-3 at H=32, V=64, and ~25% of rows have
+  // 1 - p_t in [5e-4, 1e-2), as a log-uniform spread over [1e-6, 0.5] would.
+  g.confident_nat = static_cast<float>(0.6931471805599453 * 3.0 /
+                                       (static_cast<double>(c.H) * g.w_scale * g.w_scale) *
+                                       (1.0 + 1.0 / std::sqrt(static_cast<double>(c.H))));
   g.special_values = c.regime == Regime::SPECIAL_VALUES;
+  g.weight_spread = c.regime == Regime::WEIGHT_SPREAD;
+  g.one_class = -1;
+  if (c.regime == Regime::ONE_CLASS) {  // the class, from the seed: every batch of this case names it
+    Philox4 r = philox_draw(c.seed, kStreamOneClass, 0);
+    g.one_class = static_cast<int64_t>((static_cast<uint64_t>(r.v[0]) * static_cast<uint64_t>(c.V)) >> 32);
+  }
   g.token_grad_ones = c.token_grad == TokenGrad::ONES;
+  g.token_grad_spread = c.token_grad == TokenGrad::LOG_SPREAD;
   g.ignore_index = c.ignore_index;
   // ignore_fraction f -> threshold f * 2^32 (f = 1 ignores every row, f = 0 none).
   g.ignore_threshold = static_cast<uint64_t>(c.ignore_fraction * 4294967296.0);

@@ -9,6 +9,18 @@ namespace {
 
 Case sample_one(uint64_t seed, uint64_t index, const SampleSpace& sp);
 
+// One draw in [0, 100) -> a value regime (issue #16: one_class, and weight_spread with ce_weight).
+Regime draw_regime(uint64_t d, bool ce_weight) {
+  if (d < 40) return Regime::NORMAL;
+  if (d < 65) return Regime::CONFIDENT;
+  if (d < 80) return Regime::LARGE_LOGITS;
+  if (d < 90 || !ce_weight) return Regime::ONE_CLASS;
+  return Regime::WEIGHT_SPREAD;
+}
+TokenGrad draw_token_grad(uint64_t d) {
+  return d < 20 ? TokenGrad::ONES : d < 70 ? TokenGrad::RANDOM : TokenGrad::LOG_SPREAD;
+}
+
 // Family member `member` of the family whose configuration is `cfg`.
 Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
   // The pool depends on the family only; the pick and the data on the member.
@@ -30,11 +42,10 @@ Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
   const double fr[] = {0.0, 0.0, 0.1, 0.5, 1.0};
   c.ignore_fraction = fr[u(5)];
   if (c.regime != Regime::SPECIAL_VALUES) {  // special values stay where the config chose them
-    const Regime rs[] = {Regime::NORMAL, Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS};
-    c.regime = rs[u(4)];
+    c.regime = draw_regime(u(100), c.ce_weight);
   }
   c.grad_output = u(5) == 0 ? (u(2) ? 0.5 : -2.0) : 1.0;
-  c.token_grad = u(5) ? TokenGrad::RANDOM : TokenGrad::ONES;
+  c.token_grad = draw_token_grad(u(100));
   return c;
 }
 
@@ -93,7 +104,10 @@ void drop_parameters(Case& c, const std::set<std::string>& params) {
     if (p == "bias") {
       c.bias = false;
       c.requires_grad.bias = false;
-    } else if (p == "ce_weight") c.ce_weight = false;
+    } else if (p == "ce_weight") {
+      c.ce_weight = false;
+      if (c.regime == Regime::WEIGHT_SPREAD) c.regime = Regime::NORMAL;  // nothing left to spread
+    }
     else if (p == "ignore_index") c.ignore_index = -100;
     else if (p == "lse_square_scale") c.lse_square_scale = 0;
     else if (p == "label_smoothing") c.label_smoothing = 0;
@@ -112,7 +126,7 @@ std::string graph_key(const Case& in) {
   c.seed = 0;
   c.BT = c.H = c.V = 1;
   c.ignore_fraction = 0;
-  if (c.regime != Regime::SPECIAL_VALUES) c.regime = Regime::NORMAL;
+  if (c.regime != Regime::SPECIAL_VALUES) c.regime = Regime::NORMAL;  // one_class, weight_spread: values too
   c.grad_output = 1.0;
   c.token_grad = TokenGrad::RANDOM;
   return to_json(c, -1);
@@ -167,7 +181,7 @@ Case sample_one(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   if (coin(25)) c.softcap = coin(50) ? 30.0 : 3.0;
   c.reduction = static_cast<Reduction>(u(3));
   if (coin(20)) c.grad_output = coin(50) ? 0.5 : -2.0;
-  c.token_grad = coin(80) ? TokenGrad::RANDOM : TokenGrad::ONES;
+  c.token_grad = draw_token_grad(u(100));
   c.return_z_loss = coin(30);
   c.return_token_accuracy = coin(30);
   c.return_predicted_tokens = coin(30);
@@ -177,8 +191,8 @@ Case sample_one(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   c.requires_grad.bias = c.bias && coin(90);
   if (!sp.dtype && coin(10) && c.input_dtype == DType::F32 && c.weight_dtype == DType::F32 && !c.bias)
     c.autocast = coin(50) ? Autocast::BF16 : Autocast::F16;
-  const Regime rs[] = {Regime::NORMAL, Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS, Regime::SPECIAL_VALUES};
-  c.regime = rs[u(sp.special_values ? 5 : 4)];
+  const uint64_t rd = u(100);
+  c.regime = sp.special_values && rd < 20 ? Regime::SPECIAL_VALUES : draw_regime(rd, c.ce_weight);
   if (sp.compile_options) {
     if (coin(30)) c.compile.dynamic = coin(50);
     c.compile.fullgraph = coin(20);

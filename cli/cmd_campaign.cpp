@@ -68,6 +68,12 @@ void add_campaign_commands(CLI::App& app) {
                   "its compiled function (1: every case its own configuration)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
         ->capture_default_str();
+    c->add_option("--candidates", o.candidates,
+                  "Coverage guidance: draw this many candidates per sampled case (per family) and run the one "
+                  "covering the most field values not yet run; a new finding's one-field neighbours run next "
+                  "(1: the plain stream, no neighbours)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
     c->add_option("--retire-after", o.retire_after,
                   "Stop a family at a compile failure its graph configuration has shown this many times in the "
                   "campaign (2: at the first repeat of a known failure; 0: never)")

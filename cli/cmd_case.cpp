@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "case/case.hpp"
 #include "case/sampler.hpp"
+#include "fuzz/coverage_guide.hpp"
 
 namespace flce::cli {
 
@@ -80,6 +81,10 @@ void add_case_commands(CLI::App& app) {
                    "state.json)")
       ->delimiter(',')
       ->check(CLI::IsMember(flce_parameters()));
+  static uint32_t samp_candidate = 0;
+  samp->add_option("--candidate", samp_candidate,
+                   "Coverage guidance's candidate J (key sample:SEED#INDEX~J); 0: the plain stream")
+      ->capture_default_str();
   samp->callback([] {
     SampleSpace sp;
     sp.op_kinds = samp_ops;
@@ -87,7 +92,7 @@ void add_case_commands(CLI::App& app) {
     sp.device = samp_device == "cuda" ? Device::CUDA : Device::CPU;
     sp.family_size = samp_family;
     sp.without = {samp_without.begin(), samp_without.end()};
-    std::printf("%s\n", to_json(sample_case(samp_seed, samp_index, sp), 2).c_str());
+    std::printf("%s\n", to_json(sample_case(candidate_seed(samp_seed, samp_candidate), samp_index, sp), 2).c_str());
   });
 }
 

@@ -21,6 +21,7 @@
 #include "fuzz/campaign_report.hpp"
 #include "fuzz/campaign_shrink.hpp"
 #include "fuzz/campaign_state.hpp"
+#include "fuzz/coverage_guide.hpp"
 #include "case/case.hpp"
 #include "judge/signature.hpp"
 #include "case/sampler.hpp"
@@ -74,10 +75,11 @@ struct Ticket {
   std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index (in its lane's stream)
   Lane lane = Lane::COMPILED;  // the oracles it runs (lanes.hpp)
   Clock::time_point sent;      // dispatched (the parent's round trip, LaneTotals)
+  std::vector<std::string> cells;  // coverage_cells of the case (CampaignState::coverage)
 
   Ticket() = default;
   explicit Ticket(const Case& c)
-      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))) {}
+      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))), cells(coverage_cells(c)) {}
 };
 
 struct Slot {
@@ -261,6 +263,8 @@ Ticket Campaign::next_ticket(Slot& s) {
   // lane only when it is the campaign's one lane (then they run eager, like every case).
   const bool any_compiled =
       std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.lane == Lane::COMPILED; });
+  const bool any_eager =
+      std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.lane == Lane::EAGER; });
   if (s.lane == Lane::COMPILED || !any_compiled)
     for (auto& t : corpus_)
       if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
@@ -269,6 +273,16 @@ Ticket Campaign::next_ticket(Slot& s) {
         c.lane = s.lane;
         return c;
       }
+  // Neighbours of findings (coverage_guide.hpp) before new samples: a finding's surroundings
+  // early, in the lane that found it (or in the campaign's one lane).
+  for (auto& [key, case_json] : st_.neighbours)
+    if (!dispatched_.count(key) && (lane_of_key(key) == s.lane || !any_compiled || !any_eager)) {
+      dispatched_.insert(key);
+      Ticket t(from_json(case_json));
+      t.key = key;
+      t.lane = s.lane;
+      return t;
+    }
   if (s.lane == Lane::EAGER) return next_eager_ticket();
   // While the first cases all fail at the call, the next one comes from another family (its
   // own configuration); the family is taken up again later, like an abandoned one.
@@ -284,15 +298,18 @@ Ticket Campaign::next_ticket(Slot& s) {
       if (!index) continue;
       // Two workers never start one graph configuration at once: the second would trace it and
       // walk its ladder again before the first's result is shared (CampaignState::ladders).
-      if (graph_busy(Ticket(sample_case(o_.seed, *index, sample_space())).graph, s)) continue;
+      if (graph_busy(Ticket(guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates,
+                                          st_.family_picks).c).graph, s))
+        continue;
       s.family = fam;
       owned_families_.insert(fam);
       break;
     }
   }
-  Ticket t(sample_case(o_.seed, *index, sample_space()));
+  const GuidedPick pick = guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates, st_.family_picks);
+  Ticket t(pick.c);
   t.sample = std::make_pair(o_.seed, *index);
-  t.key = sample_key(o_.seed, Lane::COMPILED, *index);
+  t.key = sample_key(o_.seed, Lane::COMPILED, *index) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
   return t;
 }
 
@@ -306,7 +323,8 @@ SampleSpace Campaign::sample_space() const {
 }
 
 // The eager lane: plain cases (no compile to amortize, so every case its own configuration)
-// from the lane's own stream, the lowest index not done and not handed out.
+// from the lane's own stream, the lowest index not done and not handed out; coverage-guided
+// like the compiled lane's (coverage_guide.hpp).
 Ticket Campaign::next_eager_ticket() {
   SeedCursor& cur = st_.eager_seeds[o_.seed];
   uint64_t i = cur.next;
@@ -314,9 +332,11 @@ Ticket Campaign::next_eager_ticket() {
   eager_in_flight_.insert(i);
   SampleSpace sp = sample_space();
   sp.family_size = 1;
-  Ticket t(sample_case(lane_seed(o_.seed, Lane::EAGER), i, sp));
+  const GuidedPick pick = guided_sample(lane_seed(o_.seed, Lane::EAGER), i, sp, st_.coverage, o_.candidates,
+                                        st_.family_picks);
+  Ticket t(pick.c);
   t.sample = std::make_pair(o_.seed, i);
-  t.key = sample_key(o_.seed, Lane::EAGER, i);
+  t.key = sample_key(o_.seed, Lane::EAGER, i) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
   t.lane = Lane::EAGER;
   return t;
 }
@@ -458,8 +478,16 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
     f->last_seen = utc_now();
     f->cuda_poisoned |= cuda_poisoned;
   }
+  st_.coverage.add(std::string(lane_name(t.lane)), t.cells, is_finding(outcome));
+  std::erase_if(st_.neighbours, [&](const auto& n) { return n.first == t.key; });
   watch_usable(t, outcome, report);
   maybe_retire(t, outcome);
+  if (fresh && o_.candidates > 1 && st_.subject_ran) {  // (a subject that never ran has no neighbourhood)
+    int k = 0;
+    const std::string lane_tag = t.lane == Lane::EAGER ? "/eager" : "";  // lane_of_key reads it back
+    for (const Case& n : neighbours(from_json(t.case_json), lacks_))
+      st_.neighbours.emplace_back(fmt::format("neighbour:{}{}#{}", f->id, lane_tag, k++), to_json(n, -1));
+  }
   nlohmann::json jl{{"key", t.key}, {"lane", lane_name(t.lane)}, {"graph", t.graph}, {"outcome", outcome},
                     {"at", utc_now()}, {"campaign_s", elapsed()}};
   // Where a case's time went (profiling throughput): each oracle's wall time, in ms.

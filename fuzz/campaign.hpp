@@ -34,6 +34,10 @@ struct CampaignOptions {
   // its other cases would only show that failure again, at a full trace each (a failed
   // compile is never cached). 2: at the first repeat of a known failure. 0: never.
   int retire_after = 2;
+  // Coverage guidance (coverage_guide.hpp): candidates drawn per sampled case (or family), the
+  // one covering the most uncovered cells runs; and a new finding's neighbours run next.
+  // 1: the plain stream (no candidates, no neighbours).
+  int candidates = 8;
 };
 
 // How one `flce worker` is started (campaign slots and the shrink phase alike): its

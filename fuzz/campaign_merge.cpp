@@ -222,6 +222,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
     for (auto& [k, n] : st.outcomes) m.outcomes[k] += n;
     m.corpus_done.insert(st.corpus_done.begin(), st.corpus_done.end());
     m.graphs.insert(st.graphs.begin(), st.graphs.end());
+    m.coverage.merge(st.coverage);
     m.families_retired += st.families_retired;
     m.cases_retired += st.cases_retired;
     auto seeds = nlohmann::ordered_json::array();

@@ -205,6 +205,7 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     }
     md.add(shards);
   }
+  md.add(coverage_details(st.coverage));  // fuzz/coverage.cpp
   if (st.findings.empty()) {
     md.paragraph("No findings.");
     return md;
@@ -263,6 +264,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["capabilities"] = st.capabilities;
   j["unsupported_by_subject"] = {{"cases", unsupported_by_subject(st)}, {"by_param", unsupported_by_param(st)}};
   j["outcomes"] = st.outcomes;
+  j["coverage"] = coverage_report_json(st.coverage);
   auto fj = nlohmann::ordered_json::array();
   for (auto& f : st.findings) {
     nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},

@@ -79,6 +79,13 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["graphs"] = graphs;
   j["families_retired"] = families_retired;
   j["cases_retired"] = cases_retired;
+  j["coverage"] = coverage.to_json();
+  nlohmann::ordered_json picks = nlohmann::ordered_json::object();
+  for (auto& [fam, cand] : family_picks) picks[std::to_string(fam)] = cand;
+  j["family_picks"] = picks;
+  nlohmann::ordered_json nb = nlohmann::ordered_json::array();
+  for (auto& [key, case_json] : neighbours) nb.push_back({{"key", key}, {"case", case_json}});
+  j["neighbours"] = nb;
   auto fj = nlohmann::ordered_json::array();
   for (auto& f : findings) {
     nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
@@ -135,6 +142,11 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   if (j.contains("graphs")) s.graphs = j.at("graphs").get<std::set<std::string>>();
   s.families_retired = j.value("families_retired", int64_t{0});
   s.cases_retired = j.value("cases_retired", int64_t{0});
+  if (j.contains("coverage")) s.coverage = CoverageTable::from_json(j["coverage"]);  // older states: none
+  if (j.contains("family_picks"))
+    for (auto& [k, v] : j["family_picks"].items()) s.family_picks[std::stoull(k)] = v.get<uint32_t>();
+  for (auto& n : j.value("neighbours", nlohmann::json::array()))
+    s.neighbours.emplace_back(n.at("key").get<std::string>(), n.at("case").get<std::string>());
   for (auto& f : j.at("findings")) {
     Finding x;
     x.id = f.at("id");

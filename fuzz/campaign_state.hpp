@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz/coverage.hpp"
 #include "fuzz/lanes.hpp"
 #include "report/write.hpp"
 
@@ -69,6 +70,11 @@ struct CampaignState {
   // cases/min alone would hide a campaign that only feeds new values to old graphs.
   std::set<std::string> graphs;
   int64_t families_retired = 0, cases_retired = 0;  // cases left unrun by retired families
+  // Coverage guidance (coverage_guide.hpp): cases and findings per field value and lane; the
+  // candidate each guided family runs; the neighbours of findings still to run (key, case JSON).
+  CoverageTable coverage;
+  std::map<uint64_t, uint32_t> family_picks;
+  std::vector<std::pair<std::string, std::string>> neighbours;
   std::vector<Finding> findings;            // in order of first sight
   nlohmann::json environment;               // the workers' fingerprint (torch, Python, ...)
   // What the subject's callable takes, as its workers read it at start (SubjectCapabilities:

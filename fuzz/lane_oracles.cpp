@@ -8,8 +8,7 @@ void configure_lane(Lane l, const Case& c, RunOptions& opt) {
   if (l == Lane::COMPILED) return;  // everything, as `flce run` without flags
   opt.compiled = false;
   opt.ladder = false;
-  if (c.device == Device::CUDA && reference_cuda_available())
-    opt.extra_oracles.push_back({"reference-cuda", reference_cuda});
+  for (auto& ref : reference_cuda_oracles(c)) opt.extra_oracles.push_back(ref);  // empty on CPU
 }
 
 void learn_ladders(const nlohmann::json& entries, const Case& c, LadderMemo& memo) {

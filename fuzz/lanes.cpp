@@ -81,7 +81,8 @@ std::string sample_key(uint64_t seed, Lane l, uint64_t index) {
 }
 
 Lane lane_of_key(const std::string& key) {
-  return key.rfind("sample:", 0) == 0 && key.find("/eager#") != std::string::npos ? Lane::EAGER : Lane::COMPILED;
+  // samples and neighbours of eager findings ("neighbour:<id>/eager#<k>"); corpus keys never
+  return key.rfind("corpus:", 0) != 0 && key.find("/eager#") != std::string::npos ? Lane::EAGER : Lane::COMPILED;
 }
 
 nlohmann::json ladders_for(const std::map<std::string, SharedLadder>& all, const std::string& graph) {

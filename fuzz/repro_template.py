@@ -18,6 +18,7 @@ import importlib
 import io
 import json
 import logging
+import math
 import os
 import platform
 import re
@@ -128,7 +129,8 @@ def describe(c):
 # Philox4x32-10 (Salmon et al., SC'11), counter (index lo, index hi, stream, "flce"), key = seed.
 M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
 MASK32 = 0xFFFFFFFF
-STREAM = {"x": 1, "w": 2, "bias": 3, "ce_weight": 4, "target": 5, "token_grad": 6, "special": 7, "op_a": 8, "op_c": 9}
+STREAM = {"x": 1, "w": 2, "bias": 3, "ce_weight": 4, "target": 5, "token_grad": 6, "special": 7, "op_a": 8, "op_c": 9,
+          "confident": 10, "one_class": 11}
 
 
 def philox(np, seed, stream, index):
@@ -200,6 +202,14 @@ class Generator:
         self.x_scale = np.float32(64.0 if large else 2.0)
         self.b_scale = np.float32(32.0 if large else 0.5)
         self.ignore_threshold = int(float(c["ignore_fraction"]) * 4294967296.0)
+        # confident: row i adds alpha_i W_t, alpha_i = (bits + u_i) * nat, u_i in [1, 20] (flce's gen.hpp)
+        self.confident_bits = np.float32(max(self.V - 1, 0).bit_length())
+        w = float(self.w_scale)
+        self.confident_nat = np.float32(0.6931471805599453 * 3.0 / (float(self.H) * w * w) * (1.0 + 1.0 / math.sqrt(self.H)))
+        self.one_class = -1
+        if c["regime"] == "one_class":
+            r = philox(np, self.seed, STREAM["one_class"], 0)
+            self.one_class = int((int(r[0]) * self.V) >> 32)
 
     def draw(self, stream, index):
         return philox(self.np, self.seed, STREAM[stream], index)
@@ -208,6 +218,8 @@ class Generator:
         np = self.np
         r = self.draw("target", rows)
         t = ((r[0] * np.uint64(self.V)) >> np.uint64(32)).astype(np.int64)
+        if self.one_class >= 0:
+            t = np.full_like(t, self.one_class)
         return np.where(r[1] < np.uint64(self.ignore_threshold), np.int64(self.c["ignore_index"]), t)
 
     def weight(self, j, k):
@@ -221,7 +233,9 @@ class Generator:
         if self.c["regime"] == "confident":
             t = self.target(i)
             ok = (t >= 0) & (t < self.V)
-            w = self.weight(np.where(ok, t, 0).astype(np.uint64), k) * np.float32(64.0)
+            u = np.float32(1.0) + np.float32(19.0) * unit(np, self.draw("confident", i)[0])
+            alpha = (self.confident_bits + u) * self.confident_nat
+            w = self.weight(np.where(ok, t, 0).astype(np.uint64), k) * alpha
             v = np.where(ok, v + w, v)
         if self.c["regime"] == "special_values":
             s = self.draw("special", idx)
@@ -231,9 +245,15 @@ class Generator:
             v = np.where((s[0] & np.uint64(63)) == 0, special, v)
         return round_to(np, self.c["input_dtype"], v.astype(np.float32))
 
-    def upstream(self, stream, n):
+    def upstream(self, stream, n, spread=False):
+        """0.5 + unit, or (spread) (1 + unit) * 2^e with e uniform in [-14, 13] (flce's gen_log_spread)."""
         np = self.np
-        return np.float32(0.5) + unit(np, self.draw(stream, np.arange(n, dtype=np.uint64))[0])
+        r = self.draw(stream, np.arange(n, dtype=np.uint64))
+        if not spread:
+            return np.float32(0.5) + unit(np, r[0])
+        e = (r[1] % np.uint64(28)).astype(np.int64) - 14
+        p2 = ((e + 127).astype(np.uint32) << np.uint32(23)).view(np.float32)
+        return (np.float32(1.0) + unit(np, r[0])) * p2
 
 
 def op_out_dtype(c):
@@ -265,7 +285,8 @@ def generate(np, c):
         rows = np.arange(bt, dtype=u).reshape(-1, 1)
         out["x" + suffix] = (g.input(rows, np.arange(g.H, dtype=u).reshape(1, -1)), c["input_dtype"], (bt, g.H))
         out["target" + suffix] = (g.target(np.arange(bt, dtype=u)), "int64", (bt,))
-        tg = np.ones(bt, np.float32) if c["token_grad"] == "ones" else g.upstream("token_grad", bt)
+        spread = c["token_grad"] == "log_spread"
+        tg = np.ones(bt, np.float32) if c["token_grad"] == "ones" else g.upstream("token_grad", bt, spread)
         out["token_grad" + suffix] = (tg, "fp32", (bt,))
 
     per_token(int(c["BT"]), "")
@@ -278,7 +299,7 @@ def generate(np, c):
         b = gauss(np, g.draw("bias", np.arange(V, dtype=u))) * g.b_scale
         out["bias"] = (round_to(np, c["weight_dtype"], b), c["weight_dtype"], (V,))
     if c["ce_weight"]:
-        out["ce_weight"] = (g.upstream("ce_weight", V), "fp32", (V,))
+        out["ce_weight"] = (g.upstream("ce_weight", V, c["regime"] == "weight_spread"), "fp32", (V,))
     return out
 
 

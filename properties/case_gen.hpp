@@ -58,7 +58,7 @@ inline rc::Gen<Case> any_case(Limits lim = {}) {
     c.softcap = *optional(pick({30.0, 2.0, 1e4}));
     c.reduction = *pick({Reduction::MEAN, Reduction::SUM, Reduction::NONE});
     c.grad_output = *pick({1.0, 0.5, -2.0});
-    c.token_grad = *pick({TokenGrad::RANDOM, TokenGrad::ONES});
+    c.token_grad = *pick({TokenGrad::RANDOM, TokenGrad::ONES, TokenGrad::LOG_SPREAD});
     c.return_z_loss = *rc::gen::arbitrary<bool>();
     c.return_token_accuracy = *rc::gen::arbitrary<bool>();
     c.return_predicted_tokens = *rc::gen::arbitrary<bool>();
@@ -70,6 +70,8 @@ inline rc::Gen<Case> any_case(Limits lim = {}) {
     c.regime = lim.allow_special_values
                    ? *pick({Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS, Regime::SPECIAL_VALUES})
                    : *pick({Regime::NORMAL, Regime::CONFIDENT, Regime::LARGE_LOGITS});
+    if (c.regime == Regime::NORMAL)  // issue #16's regimes, in the normal regime's share
+      c.regime = *pick({Regime::NORMAL, Regime::ONE_CLASS, c.ce_weight ? Regime::WEIGHT_SPREAD : Regime::NORMAL});
     c.compile.backend = *pick({Backend::INDUCTOR, Backend::AOT_EAGER, Backend::EAGER, Backend::AOT_EAGER_DECOMP_PARTITION});
     c.compile.fullgraph = *rc::gen::arbitrary<bool>();
     c.compile.dynamic = *optional(rc::gen::arbitrary<bool>());

@@ -71,9 +71,12 @@ TEST(GpuInputs, BitwiseEqualToCpu) {
   std::vector<Case> cases;
   uint64_t seed = 11;
   for (DType d : {DType::F32, DType::F16, DType::BF16})
-    for (Regime r : {Regime::NORMAL, Regime::LARGE_LOGITS, Regime::CONFIDENT, Regime::SPECIAL_VALUES})
+    for (Regime r : {Regime::NORMAL, Regime::LARGE_LOGITS, Regime::CONFIDENT, Regime::SPECIAL_VALUES, Regime::ONE_CLASS,
+                     Regime::WEIGHT_SPREAD})
       cases.push_back(small_case(d, d, r, seed++));
   cases.push_back(small_case(DType::F32, DType::BF16, Regime::CONFIDENT, 99));
+  cases.push_back(small_case(DType::BF16, DType::BF16, Regime::CONFIDENT, 100));
+  cases.back().reduction = Reduction::NONE, cases.back().token_grad = TokenGrad::LOG_SPREAD;  // issue #16
   Case op;
   op.kind = Kind::BADDBMM, op.batch = 3, op.BT = 19, op.H = 21, op.V = 23;
   op.input_dtype = op.weight_dtype = DType::BF16, op.accum_dtype = DType::F32, op.seed = 5;

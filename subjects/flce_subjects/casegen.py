@@ -43,7 +43,10 @@ def _flce_tensors(c, g, dev, bt, suffix, out):
     target = torch.randint(0, V, (bt,), generator=g)
     target[torch.rand(bt, generator=g) < c["ignore_fraction"]] = c["ignore_index"]
     out["target" + suffix] = target.to(dev)
-    tg = torch.randn(bt, generator=g) if c["token_grad"] == "random" else torch.ones(bt)
+    if c["token_grad"] == "log_spread":  # 1e-4 .. 1e4, log-uniform (flce's draws 2^-14 .. 2^14)
+        tg = 10.0 ** (8 * torch.rand(bt, generator=g) - 4)
+    else:
+        tg = torch.randn(bt, generator=g) if c["token_grad"] == "random" else torch.ones(bt)
     out["token_grad" + suffix] = tg.to(dev)
 
 
