@@ -26,6 +26,10 @@ struct EmitSpec {
   std::string source;  // where the case came from (shown by the script only)
   std::vector<ExpectedOutcome> expect;
   std::string signatures_json;  // judge/signatures.json text; ids and patterns are embedded
+  // A sequence case (case/sequence.hpp): the calls run before `c` in the same process, through
+  // the same compiled functions; scope "compiled" or "process".
+  std::vector<Case> earlier;
+  std::string scope = "compiled";
 };
 
 // A Python string literal ("...") whose value is exactly `text`, read as UTF-8 (invalid

@@ -13,6 +13,8 @@
 #include <map>
 
 #include "case/sampler.hpp"
+#include "case/sequence.hpp"
+#include "judge/sequence_run.hpp"
 #include "oracles/subject_tree.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -239,7 +241,8 @@ std::vector<GateCase> corpus_cases(const std::string& file) {
   std::vector<GateCase> out;
   for (auto& e : j) {
     std::string rel = e.at("case").get<std::string>();
-    out.push_back({rel, "corpus", from_json_file(dir + "/" + rel)});
+    Sequence s = any_case_from_json_file(dir + "/" + rel);  // a plain case or a sequence case
+    out.push_back({rel, "corpus", s.last(), std::vector<Case>(s.calls.begin(), s.calls.end() - 1)});
   }
   return out;
 }
@@ -300,7 +303,9 @@ GateReport run_gate(const GateOptions& opt) {
         ro.subject = s.spec.subject;
         ro.subject_path = s.path;
         ro.runner = s.worker.get();
-        return run_case(gc.c, ro);
+        Sequence seq{gc.earlier};
+        seq.calls.push_back(gc.c);
+        return run_sequence(seq, ro).last;  // a plain case: one call
       };
       auto fbase = std::async(std::launch::async, [&] { return side(base); });
       row.candidate = side(cand);
