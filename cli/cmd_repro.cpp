@@ -105,9 +105,8 @@ void repro(ReproArgs a) {
     }
     EmitSpec spec{c, a.subject, a.subject_path, a.file, expect,
                   read_file(std::string(FLCE_SOURCE_DIR) + "/judge/signatures.json")};
-    spec.earlier.assign(seq.calls.begin(), seq.calls.end() - 1);
-    spec.scope = seq.scope == SequenceScope::PROCESS ? "process" : "compiled";
-    std::string script = emit_python(spec);
+    std::string script = emit_python(spec, std::vector<Case>(seq.calls.begin(), seq.calls.end() - 1),
+                                     seq.scope == SequenceScope::PROCESS ? "process" : "compiled");
     if (a.out.empty()) {
       std::fwrite(script.data(), 1, script.size(), stdout);
     } else {

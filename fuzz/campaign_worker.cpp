@@ -25,7 +25,6 @@
 
 #include "fuzz/call_history.hpp"
 #include "fuzz/campaign.hpp"
-#include "fuzz/campaign_state.hpp"
 #include "judge/differential.hpp"
 #include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
@@ -150,7 +149,8 @@ int serve_worker(const CampaignWorkerOptions& o) {
     res["cuda_poisoned"] = poisoned;
     res["subject_died"] = died;
     if (ran) {
-      if (is_finding(res["outcome"].get<std::string>())) res["history"] = history.before(*ran, poisoned || died);
+      const std::string out = res["outcome"].get<std::string>();
+      if (out != "pass" && !is_unsupported_outcome(out)) res["history"] = history.before(*ran, poisoned || died);
       history.record(key, *ran);
     }
     emit(res);

@@ -121,9 +121,8 @@ std::string shrink_lost_finding(const fs::path& fdir, const Case& c, const std::
     write_atomic(fdir / "minimized.json", to_json(r.minimized, 2) + "\n");
     EmitSpec spec{r.minimized.last(), o.subject, o.subject_path, (fdir / "minimized.json").string(),
                   {{"", "any", signature}}, o.signatures_json};
-    spec.earlier.assign(r.minimized.calls.begin(), r.minimized.calls.end() - 1);
-    spec.scope = scope == SequenceScope::PROCESS ? "process" : "compiled";
-    write_atomic(fdir / "repro.py", emit_python(spec));
+    const std::vector<Case> before(r.minimized.calls.begin(), r.minimized.calls.end() - 1);
+    write_atomic(fdir / "repro.py", emit_python(spec, before, scope == SequenceScope::PROCESS ? "process" : "compiled"));
     return fmt::format("minimized-sequence: {} calls (of {}{}; alone: {})", r.minimized.calls.size(),
                        r.history_calls + 1, r.fixed_point ? "" : ", budget", lost);
   }
