@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "case/sequence.hpp"
 #include "judge/differential.hpp"
+#include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
 
 namespace flce::cli {
@@ -54,7 +56,8 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
           break;
         }
       }
-      Case c = from_json_file(dir + p.file);
+      const Sequence seq = any_case_from_json_file(dir + p.file);  // a plain case or a sequence case
+      const Case& c = seq.last();
       if (expected_only) {  // what the corpus says this torch and device show, without running
         if (as_json)
           std::printf("%s\n", nlohmann::ordered_json{{"case", p.file}, {"subject", p.subject}, {"expected", p.expected},
@@ -72,7 +75,7 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
       }
       RunOptions opt;
       opt.subject = p.subject;
-      RunReport rep = run_case(c, opt);
+      RunReport rep = run_sequence(seq, opt).last;
       std::string v = verdict_of(p, rep.outcome);
       ++n;
       if (v == "regressed" || v == "changed") ++bad;

@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "case/sequence.hpp"
 #include "judge/differential.hpp"
+#include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
 #include "fuzz/emit_python.hpp"
 #include "fuzz/minimize.hpp"
@@ -21,6 +23,7 @@ namespace {
 // Built-ins the emitted script knows by name (flce_subjects/registry.py's BUILTIN); other
 // names are checked against the runner, which costs starting the interpreter.
 constexpr const char* kScriptSubjects[] = {"model", "model-bug-smoothing", "model-bug-bf16-accum", "model-bug-drop-chunk",
+                                           "model-bug-second-shape",
                                            "model-dtype-out", "liger", "torch-native", "aten-dtype-out", "segfault", "hang"};
 
 std::string base_subject(std::string s) {
@@ -77,7 +80,9 @@ struct ReproArgs {
 };
 
 void repro(ReproArgs a) {
-  Case c = from_json_file(a.file);
+  const Sequence seq = any_case_from_json_file(a.file);  // a sequence case: its calls in order, the last judged
+  const Case& c = seq.last();
+  auto run = [&] { return run_sequence(seq, run_options(a.subject, a.subject_path)).last; };
   if (a.dump) {  // no subject involved: the inputs flce generates for this case
     std::printf("%s", input_dump(c).c_str());
     return;
@@ -91,7 +96,7 @@ void repro(ReproArgs a) {
 
   if (a.emit) {
     if (expect.empty()) {  // learn what this finding is here, so the script checks that exact outcome
-      RunReport rep = run_case(c, run_options(a.subject, a.subject_path));
+      RunReport rep = run();
       if (rep.outcome != "pass" && !is_unsupported_outcome(rep.outcome)) expect = {{"", "any", rep.outcome}};
       std::fprintf(stderr, "flce repro: no expectation found; outcome here: %s%s\n", rep.outcome.c_str(),
                    expect.empty() ? " (the script will accept any failure)" : "");
@@ -100,7 +105,8 @@ void repro(ReproArgs a) {
     }
     EmitSpec spec{c, a.subject, a.subject_path, a.file, expect,
                   read_file(std::string(FLCE_SOURCE_DIR) + "/judge/signatures.json")};
-    std::string script = emit_python(spec);
+    std::string script = emit_python(spec, std::vector<Case>(seq.calls.begin(), seq.calls.end() - 1),
+                                     seq.scope == SequenceScope::PROCESS ? "process" : "compiled");
     if (a.out.empty()) {
       std::fwrite(script.data(), 1, script.size(), stdout);
     } else {
@@ -120,7 +126,7 @@ void repro(ReproArgs a) {
                  host.torch_version().c_str());
   else
     std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", expected.c_str(), from.c_str());
-  RunReport rep = run_case(c, run_options(a.subject, a.subject_path));
+  RunReport rep = run();
   if (!a.quiet) std::printf("%s", report_table(rep).c_str());
   if (is_unsupported_outcome(rep.outcome) && expected != rep.outcome) {
     std::printf("NOT REPRODUCED: got %s (the subject cannot run this case here), expected %s\n", rep.outcome.c_str(),

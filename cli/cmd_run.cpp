@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "case/sequence.hpp"
 #include "judge/differential.hpp"
+#include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
 #include "oracles/golden.hpp"
 #include "oracles/reference_cuda.hpp"
@@ -74,7 +76,8 @@ void add_run_commands(CLI::App& app) {
     auto* r = app.add_subcommand("run", "Run one case through golden, eager and compiled oracles and judge each");
     static std::string file, subject = "model", subject_path, subject_git;
     static bool as_json = false, no_eager = false, no_compiled = false, no_ladder = false;
-    r->add_option("case", file, "Case JSON file (omit for the embedded example)");
+    r->add_option("case", file, "Case JSON file, or a sequence case (its calls in order, in one process; the last judged; "
+                                "corpus/README.md); omit for the embedded example");
     r->add_option("--subject", subject, "Subject: built-in name or package.module:callable")->capture_default_str();
     r->add_option("--subject-path", subject_path, "Directory put first on sys.path (e.g. a Liger checkout's src/)");
     add_subject_git_option(r, subject_git);
@@ -83,7 +86,8 @@ void add_run_commands(CLI::App& app) {
     r->add_flag("--no-compiled", no_compiled, "Skip the compiled oracle");
     r->add_flag("--no-ladder", no_ladder, "Do not walk the backend ladder on compiled failures");
     r->callback([] {
-      Case c = file.empty() ? example_case() : from_json_file(file);
+      const Sequence seq = file.empty() ? Sequence{{example_case()}} : any_case_from_json_file(file);
+      const Case& c = seq.last();
       std::string why;
       if (!known_subject(subject, &why)) {
         std::fprintf(stderr, "flce run: %s\n", why.c_str());
@@ -98,11 +102,18 @@ void add_run_commands(CLI::App& app) {
       opt.compiled = !no_compiled;
       opt.ladder = !no_ladder;
       for (auto& ref : reference_cuda_oracles(c)) opt.extra_oracles.push_back(ref);
-      RunReport rep = run_case(c, opt);
-      if (as_json)
-        std::printf("%s\n", report_json(rep).dump(2).c_str());
-      else
+      const SequenceReport sr = run_sequence(seq, opt);
+      const RunReport& rep = sr.last;
+      if (as_json) {
+        auto j = report_json(rep);
+        if (seq.calls.size() > 1) j["earlier_outcomes"] = sr.earlier;
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        for (size_t k = 0; k < sr.earlier.size(); ++k)
+          std::printf("earlier call %zu/%zu: %s\n", k + 1, seq.calls.size() - 1, sr.earlier[k].c_str());
+        if (seq.calls.size() > 1) std::printf("last call (after %zu earlier, same process):\n", seq.calls.size() - 1);
         std::printf("%s", report_table(rep).c_str());
+      }
       exit_code() = exit_for(rep);
     });
   }

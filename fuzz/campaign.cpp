@@ -406,8 +406,10 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
   s.st = Slot::IDLE;
   const bool poisoned = j.value("cuda_poisoned", false), died = j.value("subject_died", false);
   // A dead subject process left its last words in the worker's log (the child's stderr tail).
-  record(s.t, outcome, j.value("report", nlohmann::json::object()), detail.substr(0, 300), poisoned,
-         died ? log_tail(s) : "", j.value("wall_ms", 0.0));
+  nlohmann::json report = j.value("report", nlohmann::json::object());
+  // The calls before a finding (fuzz/call_history.hpp): its report.json keeps them for the shrinker.
+  if (j.contains("history")) report["history"] = j["history"];
+  record(s.t, outcome, report, detail.substr(0, 300), poisoned, died ? log_tail(s) : "", j.value("wall_ms", 0.0));
   if (poisoned || died) {
     // The worker exits after reporting a poisoned context or a dead subject; handing it the
     // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").

@@ -78,6 +78,9 @@ std::string shrink_cell(const Finding& f) {
     return fmt::format("{}: {} -> {} input elements in {} runs; [minimized.json](findings/{}/minimized.json), "
                        "[repro.py](findings/{}/repro.py)",
                        f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id);
+  if (f.shrink.rfind("minimized-sequence", 0) == 0)  // fuzz/history_shrink.hpp: passes alone, fails after earlier calls
+    return fmt::format("{}; [minimized.json](findings/{}/minimized.json) (a sequence case), [repro.py](findings/{}/repro.py)",
+                       f.shrink, f.id, f.id);
   return f.shrink;
 }
 
@@ -104,7 +107,9 @@ int64_t ladder_walks(const CampaignState& st) {
 }  // namespace
 
 std::string repro_command(const fs::path& dir, const CampaignState& st, const Finding& f) {
-  std::string cmd = fmt::format("flce run {} --subject {}", (dir / "findings" / f.id / "case.json").string(), st.subject);
+  // An order-dependent finding reproduces as its sequence case, not as its case alone.
+  const char* file = f.shrink.rfind("minimized-sequence", 0) == 0 ? "minimized.json" : "case.json";
+  std::string cmd = fmt::format("flce run {} --subject {}", (dir / "findings" / f.id / file).string(), st.subject);
   if (!st.subject_path.empty()) cmd += " --subject-path " + st.subject_path;
   return cmd;
 }

@@ -15,6 +15,7 @@
 #include "fuzz/campaign_state.hpp"
 #include "case/case.hpp"
 #include "fuzz/emit_python.hpp"
+#include "fuzz/history_shrink.hpp"
 #include "fuzz/minimize.hpp"
 #include "process/process.hpp"
 
@@ -37,10 +38,23 @@ class ShrinkWorker {
   ShrinkWorker(const ShrinkOptions& o, fs::path log, std::string gpu)
       : o_(o), log_(std::move(log)), gpu_(std::move(gpu)) {}
 
-  std::string outcome(const Case& c) {
+  std::string outcome(const Case& c) { return ask({{"case", nlohmann::json::parse(to_json(c, -1))}}); }
+
+  // A sequence's outcome in a fresh worker (history-free but for the sequence itself), which
+  // is not reused afterwards: its compiled functions have seen the sequence.
+  std::string fresh_outcome(const Sequence& s) {
+    if (proc_ && proc_->alive()) proc_->stop(10.0);
+    proc_.reset();
+    std::string o = ask({{"sequence", nlohmann::json::parse(to_json(s, -1))}});
+    if (proc_ && proc_->alive()) proc_->stop(10.0);
+    proc_.reset();
+    return o;
+  }
+
+  std::string ask(nlohmann::json req) {
     if (!proc_ || !proc_->alive()) start();
     const std::string key = fmt::format("shrink-{}", ++n_);
-    nlohmann::json req{{"key", key}, {"case", nlohmann::json::parse(to_json(c, -1))}};
+    req["key"] = key;
     proc_->send(req.dump() + "\n");
     std::string stage = "queued";
     const auto t0 = Clock::now();
@@ -126,6 +140,26 @@ class ShrinkWorker {
   int n_ = 0;
 };
 
+// A finding its case alone does not show: replayed with the calls before it (history_shrink.hpp).
+std::string shrink_lost(const fs::path& fdir, const Case& c, Finding& f, ShrinkWorker& worker, const ShrinkOptions& o,
+                        const std::string& signatures, const std::string& lost) {
+  SequenceFindingOptions so{o.subject, o.subject_path, signatures, f.cuda_poisoned, {}};
+  so.shrink.budget_s = o.per_finding_s;
+  so.shrink.outcome = [&](const Sequence& s) { return worker.fresh_outcome(s); };
+  if (!o.quiet) so.shrink.log = [&](const std::string& l) { std::fprintf(stderr, "shrink %s: %s\n", f.id.c_str(), l.c_str()); };
+  int runs = 0;
+  std::string status;
+  try {
+    status = shrink_lost_finding(fdir, c, f.signature, lost, so, &runs);
+  } catch (const std::exception& e) {  // a worker that cannot start, a stop signal: the finding stands
+    return o.stop && *o.stop ? "" : fmt::format("{} (history replay failed: {})", lost, e.what());
+  }
+  f.shrink_runs += runs;
+  if (status.rfind("minimized-sequence", 0) == 0)
+    f.min_elements = case_size(any_case_from_json_file((fdir / "minimized.json").string()).last()).elements;
+  return status;
+}
+
 // Shrinks one finding (its fields updated in `f`) with `worker`.
 void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const ShrinkOptions& o,
                 const std::string& signatures) {
@@ -152,6 +186,7 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
     f.min_elements = case_size(r.minimized).elements;
     if (r.outcome != f.signature) {
       f.shrink = "lost: " + r.outcome;  // not this finding any more (flaky, or depends on history)
+      f.shrink = shrink_lost(fdir, c, f, worker, o, signatures, f.shrink);
     } else {
       f.shrink = !r.fixed_point ? "budget" : r.accepted > 0 ? "minimized" : "smallest";
       write_atomic(fdir / "minimized.json", to_json(r.minimized, 2) + "\n");
@@ -160,7 +195,7 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
       write_atomic(fdir / "repro.py", emit_python(spec));
     }
   } catch (const CaseError& e) {  // the first run passed or was unsupported: no longer reproduces
-    f.shrink = fmt::format("lost: {}", e.what());
+    f.shrink = shrink_lost(fdir, c, f, worker, o, signatures, fmt::format("lost: {}", e.what()));
   } catch (const std::exception& e) {  // a worker that cannot start, a stop signal: the findings stand
     // Stopped: left untried, so the resumed campaign shrinks it.
     f.shrink = o.stop && *o.stop ? "" : fmt::format("skipped: {}", e.what());

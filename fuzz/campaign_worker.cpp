@@ -1,12 +1,15 @@
 // `flce worker`: the isolated side of a campaign. Protocol (one JSON object per line):
 //   in : {"key": K, "case": {...}, "lane": L, "ladders": [...]}   lane: eager | compiled (default);
 //        ladders: the campaign's known ladders for this case's graph (lanes.hpp, ladders_for)
+//        or {"key": K, "sequence": {sequence case}, ...} (earlier calls first, same process: the
+//        shrinker's replay of a history; the outcome is the last call's)
 //   out: {"ready": true, "environment": {...},         once Python and torch are up; capabilities:
 //         "capabilities": {"known": B, "params": [...],   the FLCE parameters the subject's callable
 //                          "lacks": [...], "callable": C}  takes (its signature; known false: unread)
 //        {"ready": false, "bad_input": true, "why": W} unknown subject
 //        {"key": K, "stage": S}                        before each step (golden, eager, compiled:..)
-//        {"key": K, "outcome": O, "report": {...}, "wall_ms": T, "cuda_poisoned": B, "subject_died": B}
+//        {"key": K, "outcome": O, "report": {...}, "wall_ms": T, "cuda_poisoned": B, "subject_died": B,
+//         "history": H}  H (findings only): the calls before it (fuzz/call_history.hpp)
 //        {"key": K, "bad_input": true, "why": W}        a plug-in that cannot be imported
 // Anything Python or torch prints goes to stderr: the protocol owns a private copy of stdout.
 #include <sys/prctl.h>
@@ -22,9 +25,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "fuzz/call_history.hpp"
 #include "fuzz/campaign.hpp"
 #include "fuzz/lane_oracles.hpp"
 #include "judge/differential.hpp"
+#include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
 
 namespace flce {
@@ -102,6 +107,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
     emit({{"ready", true}, {"environment", nlohmann::json::parse(host.environment().to_json())}, {"capabilities", cj}});
   }
   LadderMemo memo;  // this process's: its compiled functions are the ones the ladder would reuse
+  CallHistory history;  // what this process ran: a finding carries the calls before it
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
@@ -122,11 +128,15 @@ int serve_worker(const CampaignWorkerOptions& o) {
     // The subject's process died: "crash:<how>@<stage>", as if
     // this worker had; the campaign then starts a fresh one, never a half-restarted one.
     bool died = false;
+    std::optional<Case> ran;
     try {
-      const Case c = from_json(req.at("case").dump());
+      const Sequence calls = req.contains("sequence") ? sequence_from_json(req["sequence"].dump())
+                                                      : Sequence{{from_json(req.at("case").dump())}};
+      ran = calls.last();
+      const Case& c = calls.last();
       configure_lane(lane_named(req.value("lane", "compiled")).value_or(Lane::COMPILED), c, opt);
       if (req.contains("ladders")) learn_ladders(req["ladders"], c, memo);
-      RunReport rep = run_case(c, opt);
+      RunReport rep = run_sequence(calls, opt).last;
       if (auto why = plugin_import_failure(rep)) {
         emit({{"key", key}, {"bad_input", true}, {"why", *why}});
         return 2;  // every case would say the same: bad input, not a finding
@@ -144,6 +154,11 @@ int serve_worker(const CampaignWorkerOptions& o) {
     const bool poisoned = res.contains("report") && cuda_context_poisoned(res["report"].dump());
     res["cuda_poisoned"] = poisoned;
     res["subject_died"] = died;
+    if (ran) {
+      const std::string out = res["outcome"].get<std::string>();
+      if (out != "pass" && !is_unsupported_outcome(out)) res["history"] = history.before(*ran, poisoned || died);
+      history.record(key, *ran);
+    }
     emit(res);
     if (poisoned || died) return 0;  // every later case in this process would fail too
   }

@@ -157,7 +157,7 @@ std::string json_line(const nlohmann::ordered_json& j, bool ascii) {
   return scalar(j);
 }
 
-std::string emit_python(const EmitSpec& spec) {
+std::string emit_python(const EmitSpec& spec, const std::vector<Case>& earlier, const std::string& scope) {
   nlohmann::ordered_json payload;
   payload["case"] = nlohmann::ordered_json::parse(to_json(spec.c, -1));
   payload["subject"] = spec.subject;
@@ -166,6 +166,11 @@ std::string emit_python(const EmitSpec& spec) {
   auto expect = nlohmann::ordered_json::array();
   for (auto& e : spec.expect) expect.push_back({{"torch", e.torch}, {"device", e.device}, {"outcome", e.outcome}});
   payload["expect"] = expect;
+  if (!earlier.empty()) {  // a sequence case; a plain case's payload is unchanged
+    payload["earlier"] = nlohmann::ordered_json::array();
+    for (const Case& e : earlier) payload["earlier"].push_back(nlohmann::ordered_json::parse(to_json(e, -1)));
+    payload["scope"] = scope;
+  }
   payload["signatures"] = signature_patterns(spec.signatures_json);
   // Numeric findings are judged against flce's golden: carried when one is expected (or any failure is).
   bool judged = spec.expect.empty();

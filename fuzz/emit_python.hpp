@@ -37,8 +37,11 @@ std::string py_string_literal(std::string_view text);
 // ascii: non-ASCII characters as \u escapes.
 std::string json_line(const nlohmann::ordered_json& j, bool ascii = false);
 
-// The script. Throws std::runtime_error if the signature table cannot be parsed.
-std::string emit_python(const EmitSpec& spec);
+// The script. Throws std::runtime_error if the signature table cannot be parsed. A sequence
+// case (case/sequence.hpp): `earlier` are the calls run before spec.c in the same process,
+// through the same compiled functions; scope "compiled" or "process".
+std::string emit_python(const EmitSpec& spec, const std::vector<Case>& earlier = {},
+                        const std::string& scope = "compiled");
 
 // The inputs flce generates for a case, one line per tensor sorted by name:
 // "<name> <storage dtype> <d0,d1,..> <hex>", hex being the little-endian bits of each

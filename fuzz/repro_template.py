@@ -35,6 +35,13 @@ SUBJECT_PATH = PAYLOAD["subject_path"]
 EXPECT = PAYLOAD["expect"]  # [{"torch": range, "device": any|cpu|cuda, "outcome": ...}]; [] = any failure
 SIGNATURES = PAYLOAD["signatures"]  # flce's judge/signatures.json: ids and patterns
 GOLDEN = PAYLOAD["golden"]  # flce's fp64 outputs and error bounds (numeric findings), or None
+# A sequence case: calls run first, in order, in this process, through the same compiled
+# functions as CASE (one per graph configuration and backend, as flce's runner caches them).
+EARLIER = PAYLOAD.get("earlier", [])
+# What the runner's compiled-function cache ignores (runner.py _cache_key): calls differing only
+# in these share one compiled function.
+NOT_GRAPH = ("BT", "H", "V", "batch", "seed", "extra_BT", "regime", "semantics", "ignore_fraction", "grad_output",
+             "token_grad")
 
 LADDER = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 WORKAROUND_SUFFIX = "+workaround"
@@ -44,6 +51,7 @@ FLCE_SUBJECT_MODULES = {
     "model-bug-smoothing": "flce_subjects.bug_smoothing",
     "model-bug-bf16-accum": "flce_subjects.bug_bf16_accum",
     "model-bug-drop-chunk": "flce_subjects.bug_drop_chunk",
+    "model-bug-second-shape": "flce_subjects.bug_second_shape",
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "segfault": "flce_subjects.crash_segfault",
     "hang": "flce_subjects.crash_hang",
@@ -695,8 +703,13 @@ def judge(np, outputs, reference):
     return None
 
 
-def run_oracle(torch, subject, c, tensors, backend, use_workaround):
-    """{"status": ok|error|unsupported, ...} for eager (backend None) or one compile backend."""
+def graph_key(c, backend):
+    return json.dumps({k: v for k, v in c.items() if k not in NOT_GRAPH}, sort_keys=True) + "|" + backend
+
+
+def run_oracle(torch, subject, c, tensors, backend, use_workaround, cache=None):
+    """{"status": ok|error|unsupported, ...} for eager (backend None) or one compile backend;
+    `cache` (a sequence case): compiled functions shared with earlier calls of the same graph."""
     phase = ["setup"]
     try:
         with quiet(), workaround(use_workaround):
@@ -704,7 +717,13 @@ def run_oracle(torch, subject, c, tensors, backend, use_workaround):
             if backend is None:
                 outputs = run_once(torch, c, fn, tensors, "", phase)
             else:
-                fn = compile_fn(torch, fn, c, backend)
+                if cache is None:
+                    fn = compile_fn(torch, fn, c, backend)
+                else:
+                    key = graph_key(c, backend)
+                    if key not in cache:
+                        cache[key] = compile_fn(torch, fn, c, backend)
+                    fn = cache[key]
                 with dynamo_config(torch, c):
                     probe = "x" if c["kind"] == "flce" else "a"
                     for bt in c["extra_BT"]:
@@ -736,16 +755,16 @@ def show(label, r):
                 print(f"    <- {link['type']}: {link['message'].splitlines()[0] if link['message'] else ''}")
 
 
-def outcome_of(torch, np, subject, c, tensors, use_workaround):
+def outcome_of(torch, np, subject, c, tensors, use_workaround, cache=None, judged=True):
     """flce's outcome line: "pass", "unsupported", "<signature>@<oracle>:<stage>" or
     "judge:<output>:<finding>@<oracle>" (numeric findings only when GOLDEN is carried)."""
     eager = run_oracle(torch, subject, c, tensors, None, use_workaround)
-    if eager["status"] == "ok" and GOLDEN:
+    if eager["status"] == "ok" and GOLDEN and judged:
         eager["judge"] = judge(np, eager["outputs"], None)
     show("eager", eager)
     backend = c["compile"]["backend"]
-    compiled = run_oracle(torch, subject, c, tensors, backend, use_workaround)
-    if compiled["status"] == "ok" and GOLDEN:
+    compiled = run_oracle(torch, subject, c, tensors, backend, use_workaround, cache)
+    if compiled["status"] == "ok" and GOLDEN and judged:
         compiled["judge"] = judge(np, compiled["outputs"], eager["outputs"] if eager["status"] == "ok" else None)
     show(f"compiled({backend})", compiled)
     stage = backend
@@ -753,13 +772,16 @@ def outcome_of(torch, np, subject, c, tensors, use_workaround):
         # The first backend down the ladder that shows the same failure names the stage.
         steps, first_any, stage = [], "", ""
         for b in LADDER:
-            r = compiled if b == backend else run_oracle(torch, subject, c, tensors, b, use_workaround)
+            r = compiled if b == backend else run_oracle(torch, subject, c, tensors, b, use_workaround, cache)
             what = "ok" if r["status"] == "ok" else r.get("signature", r["status"])
             steps.append(f"{b}={what}")
             if r["status"] != "ok":
                 first_any = first_any or b
-                if not stage and what == compiled["signature"]:
+                if what == compiled["signature"]:
                     stage = b
+                    break  # as flce's walk: the rungs above the stage cost a trace each and name nothing
+        if backend not in [step.split("=", 1)[0] for step in steps]:
+            steps.append(f"{backend}={compiled['signature']}")
         stage = stage or first_any
         print("backend ladder: " + " ".join(steps))
         print(f"first failing stage: {stage}")
@@ -837,8 +859,15 @@ def main():
         if (expected or "").startswith("judge:") and not GOLDEN:
             raise Skip("the case is too large to carry flce's fp64 golden reference, which numeric findings need "
                        "(use `flce repro`)")
+        cache = {} if EARLIER else None
+        for k, call in enumerate(EARLIER):
+            print(f"Earlier call {k + 1}/{len(EARLIER)}: {describe(call)}")
+            earlier_tensors, _ = make_tensors(torch, np, call)
+            outcome_of(torch, np, subject, call, earlier_tensors, name != SUBJECT, cache, judged=False)
+        if EARLIER:
+            print(f"Last call ({len(EARLIER)} earlier, same process and compiled functions):")
         tensors, _ = make_tensors(torch, np, CASE)
-        got, why = outcome_of(torch, np, subject, CASE, tensors, name != SUBJECT)
+        got, why = outcome_of(torch, np, subject, CASE, tensors, name != SUBJECT, cache)
     except Skip as s:
         print(f"SKIP: {s}")
         return 2

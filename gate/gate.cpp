@@ -13,6 +13,8 @@
 #include <map>
 
 #include "case/sampler.hpp"
+#include "case/sequence.hpp"
+#include "judge/sequence_run.hpp"
 #include "oracles/subject_tree.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -239,7 +241,8 @@ std::vector<GateCase> corpus_cases(const std::string& file) {
   std::vector<GateCase> out;
   for (auto& e : j) {
     std::string rel = e.at("case").get<std::string>();
-    out.push_back({rel, "corpus", from_json_file(dir + "/" + rel)});
+    Sequence s = any_case_from_json_file(dir + "/" + rel);  // a plain case or a sequence case
+    out.push_back({rel, "corpus", s.last(), std::vector<Case>(s.calls.begin(), s.calls.end() - 1)});
   }
   return out;
 }
@@ -301,7 +304,9 @@ GateReport run_gate(const GateOptions& opt) {
         ro.subject_path = s.path;
         ro.runner = s.worker.get();
         ro.compiled = ro.ladder = opt.compiled;
-        return run_case(gc.c, ro);
+        Sequence seq{gc.earlier};
+        seq.calls.push_back(gc.c);
+        return run_sequence(seq, ro).last;  // a plain case: one call
       };
       auto fbase = std::async(std::launch::async, [&] { return side(base); });
       row.candidate = side(cand);
@@ -333,14 +338,14 @@ GateReport run_gate(const GateOptions& opt) {
   for (int taken = 0; taken < opt.sample && k < max_draws; ++k) {
     Case c = sample_case(opt.seed, k, sp);
     if (!fitting(c)) continue;
-    run_one({fmt::format("sample-{}-{}", opt.seed, k), "sample", c});
+    run_one({fmt::format("sample-{}-{}", opt.seed, k), "sample", c, {}});
     ++taken;
   }
   if (opt.fuzz_minutes > 0) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opt.fuzz_minutes * 60);
     for (; std::chrono::steady_clock::now() < deadline; ++k) {
       Case c = sample_case(opt.seed, k, sp);
-      if (fitting(c)) run_one({fmt::format("sample-{}-{}", opt.seed, k), "fuzz", c});
+      if (fitting(c)) run_one({fmt::format("sample-{}-{}", opt.seed, k), "fuzz", c, {}});
     }
   }
   rep.groups = group_regressions(rep.rows);

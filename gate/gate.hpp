@@ -56,6 +56,7 @@ struct GateCase {
   std::string id;      // corpus case path, or "sample-<seed>-<k>"
   std::string source;  // corpus | sample | fuzz
   Case c;
+  std::vector<Case> earlier;  // a sequence case's calls before c (case/sequence.hpp), run first
 };
 
 // err/bound of one output under both subjects (both passing).

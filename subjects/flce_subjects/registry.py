@@ -26,6 +26,7 @@ BUILTIN = {
     "model-bug-smoothing": "flce_subjects.bug_smoothing",
     "model-bug-bf16-accum": "flce_subjects.bug_bf16_accum",
     "model-bug-drop-chunk": "flce_subjects.bug_drop_chunk",
+    "model-bug-second-shape": "flce_subjects.bug_second_shape",
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "liger": "flce_subjects.liger",
     "torch-native": "flce_subjects.torch_native",

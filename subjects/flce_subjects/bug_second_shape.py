@@ -1,0 +1,46 @@
+"""`model-bug-second-shape`: Planted order-dependent bug (the shape of pytorch#181735).
+
+The compiled path fails only when a compiled function sees its second distinct shape under
+automatic dynamic shapes (compile.dynamic null): Dynamo recompiles with symbolic sizes, and
+a trace-time check (the fake implementation of a custom op, run only while tracing) raises,
+as Inductor's decompose_triton_kernel_wrapper_functional asserts on Liger's FLCE. The state
+is Dynamo's own per compiled function (its automatic-dynamic record on the code object, which
+flce's compiled cache keeps separate per graph configuration), so a case alone passes in a
+fresh process and fails after an earlier case of the same graph with another shape.
+Eager never calls the op and is the model's.
+"""
+import functools
+
+import torch
+
+from . import model
+
+VARIANT = model.Variant(name="model-bug-second-shape")
+_flce = model.subject(VARIANT)
+supports = model.supports
+
+
+@torch.library.custom_op("flce_bug_second_shape::tap", mutates_args=())
+def _tap(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@_tap.register_fake
+def _tap_fake(x):
+    if any(isinstance(d, torch.SymInt) for d in x.shape):
+        raise AssertionError("model-bug-second-shape: recompiled with symbolic shapes (planted)")
+    return torch.empty_like(x)
+
+
+_tap.register_autograd(lambda ctx, grad: grad)
+
+
+@functools.wraps(_flce)
+def flce(x, w, target, *args, **kwargs):
+    if torch.compiler.is_compiling():
+        x = _tap(x)
+    return _flce(x, w, target, *args, **kwargs)
+
+
+def version():
+    return f"{model.VERSION}+{VARIANT.name}"
