@@ -713,6 +713,22 @@ def show(label, r):
         if VERBOSE:
             for link in r["links"]:
                 print(f"    <- {link['type']}: {link['message'].splitlines()[0] if link['message'] else ''}")
+            print_traceback(r["links"])
+
+
+def print_traceback(links):
+    """Each link's frames in Python's own traceback format (what flce's CUDA-fault re-run parses
+    for the line that launched a faulting kernel, fuzz/cuda_fault.hpp)."""
+    import linecache
+    for link in links:
+        print("Traceback (most recent call last):")
+        for frame in link["frames"]:
+            path, line, func = (frame.rsplit(":", 2) + ["", ""])[:3]
+            print(f'  File "{path}", line {line}, in {func}')
+            code = linecache.getline(path, int(line)).strip() if line.isdigit() else ""
+            if code:
+                print(f"    {code}")
+        print(f"{link['type']}: {link['message'].splitlines()[0] if link['message'] else ''}")
 
 
 def outcome_of(torch, np, subject, c, tensors, use_workaround):
