@@ -38,8 +38,9 @@ json case_file(const fs::path& p) {
   }
 }
 
+// Shortest text that reads back as the same double (what report.json holds): exact values.
 std::string num(const json& v) {
-  if (v.is_number()) return fmt::format("{:.9g}", v.get<double>());
+  if (v.is_number()) return v.dump();
   if (v.is_string()) return v.get<std::string>();
   return "-";
 }
@@ -108,14 +109,15 @@ const json* oracle_named(const json& report, const std::string& name) {
   return nullptr;
 }
 
-// "torch.compile (inductor)" / "eager"
-std::string side_words(const json& report, const Outcome& oc) {
+// "torch.compile (inductor)" / "eager": the backend the compiled oracle ran, else the case's.
+std::string side_words(const json& report, const json& case_json, const Outcome& oc) {
   if (oc.oracle == "eager") return "eager";
   if (oc.oracle.rfind("compiled", 0) == 0) {
     const json* o = oracle_named(report, oc.oracle);
     std::string backend = o ? str(*o, "backend") : "";
-    if (backend.empty() && report.is_object() && report.contains("case"))
-      backend = report["case"].value("compile", json::object()).value("backend", "");
+    for (const json* c : {report.is_object() && report.contains("case") ? &report["case"] : nullptr, &case_json})
+      if (backend.empty() && c && c->is_object() && c->contains("compile") && (*c)["compile"].is_object())
+        backend = str((*c)["compile"], "backend");
     return backend.empty() ? "torch.compile" : fmt::format("torch.compile ({})", backend);
   }
   return oc.oracle;
@@ -180,25 +182,25 @@ std::string subject_commit(const FindingFiles& f) {
   return "";
 }
 
-// Matrix rows for this finding: its case file (by name or same case), this subject.
+// Matrix rows for this finding and subject: a row's case file read back is this case (or its
+// shrunk form); a file that cannot be read matches by its name and folder (a matrix run on
+// another machine). One row and nothing matched: a matrix run for this case alone.
 std::vector<const json*> matrix_rows(const FindingFiles& f) {
   std::vector<const json*> rows, all;
-  if (!f.matrix.is_object() || !f.matrix.contains("rows")) return rows;
-  const std::vector<std::string> names{f.case_path.filename().string(), f.minimized_path.filename().string()};
+  if (!f.matrix.is_object() || !f.matrix.contains("rows") || !f.matrix["rows"].is_array()) return rows;
+  auto tail = [](const fs::path& p) { return p.parent_path().filename() / p.filename(); };
   for (auto& r : f.matrix["rows"]) {
-    if (str(r, "subject").find("+workaround") != std::string::npos) continue;
+    if (str(r, "subject").find("+workaround") != std::string::npos || !r.contains("cells")) continue;
     all.push_back(&r);
     const fs::path p = str(r, "case");
-    bool same = !p.empty() && std::find(names.begin(), names.end(), p.filename().string()) != names.end() &&
-                p.filename() != "";
-    if (!same && !p.empty()) {
-      fs::path q = p.is_absolute() ? p : f.matrix_path.parent_path() / p;
-      const json c = case_file(q);
-      same = !c.is_null() && (c == f.case_json || c == f.minimized_json);
-    }
+    if (p.empty()) continue;
+    const fs::path q = p.is_absolute() ? p : f.matrix_path.parent_path() / p;
+    const json c = case_file(q);
+    const bool same = !c.is_null() ? c == f.case_json || (!f.minimized_json.is_null() && c == f.minimized_json)
+                                   : tail(p) == tail(f.case_path) || (!f.minimized_path.empty() && tail(p) == tail(f.minimized_path));
     if (same && (f.subject().empty() || str(r, "subject") == f.subject())) rows.push_back(&r);
   }
-  if (rows.empty() && all.size() == 1) rows = all;  // a matrix run for this one case
+  if (rows.empty() && all.size() == 1) rows = all;
   return rows;
 }
 
@@ -266,7 +268,7 @@ std::string upstream_title(const FindingFiles& f, const SignatureTable& table) {
   const Outcome oc = split(f.outcome());
   const std::string features = join(case_features(case_for_title(f)), ", ");
   const std::string subject = f.subject().empty() ? "" : fmt::format(" [{}]", f.subject());
-  const std::string side = side_words(f.report, oc);
+  const std::string side = side_words(f.report, f.case_json, oc);
   if (!fault_kernel(f).empty())
     return fmt::format("FLCE: CUDA fault ({}) in kernel {} with {}{}", str(f.cuda_fault, "error").empty() ? "illegal access" : str(f.cuda_fault, "error"),
                        fault_kernel(f), features, subject);
@@ -347,7 +349,7 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   if (oc.judge) {
     md.paragraph(fmt::format(
         "Expected: every output within its bound of the fp64 golden (judge/MATH.md). Observed: {} `{}` {}.",
-        side_words(f.report, oc), oc.output, finding_words(oc.finding)));
+        side_words(f.report, f.case_json, oc), oc.output, finding_words(oc.finding)));
     Table t{{"oracle", "output", "dtype", "finding", "worst element", "observed", "fp64", "abs error", "bound",
              "error / bound", "elements out"},
             {}};
@@ -391,7 +393,7 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   } else {
     const json sig = bad && bad->contains("signature") ? (*bad)["signature"] : json::object();
     md.paragraph(fmt::format("Expected: {} runs like eager does (outputs within bounds of fp64). Observed: it raises.",
-                             side_words(f.report, oc)));
+                             side_words(f.report, f.case_json, oc)));
     Table t{{"", ""}, {}};
     t.row({"signature", md_code(oc.signature) + (sig.value("known", false) ? " (known)" : " (new bucket)")});
     if (!str(sig, "phase").empty()) t.row({"phase", str(sig, "phase")});
