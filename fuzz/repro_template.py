@@ -46,6 +46,7 @@ FLCE_SUBJECT_MODULES = {
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "segfault": "flce_subjects.crash_segfault",
     "hang": "flce_subjects.crash_hang",
+    "cuda-oob": "flce_subjects.crash_cuda_oob",
 }
 # Failures that need the out_dtype overloads (aten.addmm.dtype_out and its family).
 DTYPE_OUT_SIGNATURES = {

@@ -369,8 +369,8 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
                                        out.contains("got_at_worst") ? num(out["got_at_worst"]) : "-",
                                        out.contains("fp64_at_worst") ? num(out["fp64_at_worst"]) : "-",
                                        num(out.value("max_abs_err", json())), num(out.value("bound_at_worst", json())),
-                                       out.contains("err_over_bound") ? fmt::format("{:.3g}x", out["err_over_bound"].get<double>()) : "-",
-                                       out.contains("n_out_of_bounds") ? std::to_string(out["n_out_of_bounds"].get<int64_t>()) : "-"};
+                                       out.contains("err_over_bound") && out["err_over_bound"].is_number() ? fmt::format("{:.3g}x", out["err_over_bound"].get<double>()) : "inf",
+                                       num(out.value("n_out_of_bounds", json()))};
           if (!guilty_of(out).empty()) guilty = true;
           row.push_back(guilty_of(out));
           t.row(row);
@@ -492,7 +492,7 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   d.row({"outcome signature", md_code(outcome)});
   if (!str(f.finding, "id").empty()) d.row({"finding id", md_code(str(f.finding, "id"))});
   else if (!outcome.empty()) d.row({"finding id", md_code(finding_id(outcome))});
-  if (f.finding.is_object() && f.finding.contains("count")) d.row({"cases that showed it", std::to_string(f.finding["count"].get<int64_t>())});
+  if (f.finding.is_object() && f.finding.contains("count")) d.row({"cases that showed it", num(f.finding["count"])});
   md.add(d);
   auto elements = [](const json& c) -> int64_t {
     try {
