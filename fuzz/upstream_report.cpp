@@ -384,8 +384,9 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
     if (bad && bad->contains("outputs"))
       for (auto& out : (*bad)["outputs"])
         if (str(out, "output") == oc.output && !str(out, "detail").empty()) md.paragraph("Judge: " + str(out, "detail"));
-    md.paragraph("`abs error` is the largest over the output, at the worst element's error/bound ratio; the bound "
-                 "is per element, derived from the dtypes' unit roundoffs and the reduction lengths.");
+    md.paragraph("`observed`, `fp64`, `bound` and `error / bound` are at the worst element (the largest error/bound "
+                 "ratio); `abs error` is the largest over the whole output. Bounds are per element, derived from the "
+                 "dtypes' unit roundoffs and the reduction lengths.");
   } else if (oc.crash || oc.timeout) {
     md.paragraph(fmt::format("Expected: the call returns. Observed: {} during `{}`{}.",
                              oc.crash ? "the process was killed by " + md_code(oc.signature) : "no answer within the case timeout",
