@@ -24,7 +24,8 @@ namespace {
 // names are checked against the runner, which costs starting the interpreter.
 constexpr const char* kScriptSubjects[] = {"model", "model-bug-smoothing", "model-bug-bf16-accum", "model-bug-drop-chunk",
                                            "model-bug-second-shape",
-                                           "model-dtype-out", "liger", "torch-native", "aten-dtype-out", "segfault", "hang"};
+                                           "model-dtype-out", "liger", "torch-native", "aten-dtype-out", "segfault", "hang",
+                                           "cuda-oob"};
 
 std::string base_subject(std::string s) {
   const std::string suffix = "+workaround";

@@ -59,6 +59,7 @@ const std::map<std::string, std::string>& table() {
       {"bisect", codes("  0  the first bad commit found\n"
                        "  1  not found (good and bad one commit, bad without the bad outcome, good with it, an end "
                        "that cannot run) or ambiguous (skipped commits in the way; the candidates are listed)")},
+      {"report", codes("  0  written\n  2  not a finding: no case file, or no report.json and no --subject; a bad --matrix")},
       {"matrix", codes("  0  table written\n  1  --strict and a cell contradicts the corpus expectation")},
       {"bench", codes("  0  measured\n  3  no CUDA device here")},
       {"reference-cuda", codes("  0  every output within bounds\n  1  out of bounds\n  3  no CUDA device here")},

@@ -14,6 +14,7 @@
 #include "fuzz/campaign_report.hpp"
 #include "fuzz/campaign_state.hpp"
 #include "case/case.hpp"
+#include "fuzz/cuda_fault.hpp"
 #include "fuzz/emit_python.hpp"
 #include "fuzz/history_shrink.hpp"
 #include "fuzz/minimize.hpp"
@@ -226,6 +227,10 @@ void shrink_findings(const fs::path& dir, CampaignState& st, const ShrinkOptions
         f = *todo[i];
       }
       shrink_one(dir, f, worker, o, signatures);
+      // CUDA faults name their kernel (fuzz/cuda_fault.hpp): a fresh, launch-blocking re-run.
+      if (f.cuda_poisoned && !(o.stop && *o.stop))
+        name_cuda_fault(dir / "findings" / f.id, f.signature, o,
+                        o.gpus.empty() ? "" : o.gpus[static_cast<size_t>(slot) % o.gpus.size()], signatures);
       if (!o.quiet)
         std::fprintf(stderr, "shrink %s: %s (%lld -> %lld input elements, %d runs)\n", f.id.c_str(), f.shrink.c_str(),
                      static_cast<long long>(f.elements), static_cast<long long>(f.min_elements), f.shrink_runs);

@@ -55,6 +55,7 @@ FLCE_SUBJECT_MODULES = {
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "segfault": "flce_subjects.crash_segfault",
     "hang": "flce_subjects.crash_hang",
+    "cuda-oob": "flce_subjects.crash_cuda_oob",
 }
 # Failures that need the out_dtype overloads (aten.addmm.dtype_out and its family).
 DTYPE_OUT_SIGNATURES = {
@@ -753,6 +754,22 @@ def show(label, r):
         if VERBOSE:
             for link in r["links"]:
                 print(f"    <- {link['type']}: {link['message'].splitlines()[0] if link['message'] else ''}")
+            print_traceback(r["links"])
+
+
+def print_traceback(links):
+    """Each link's frames in Python's own traceback format (what flce's CUDA-fault re-run parses
+    for the line that launched a faulting kernel, fuzz/cuda_fault.hpp)."""
+    import linecache
+    for link in links:
+        print("Traceback (most recent call last):")
+        for frame in link["frames"]:
+            path, line, func = (frame.rsplit(":", 2) + ["", ""])[:3]
+            print(f'  File "{path}", line {line}, in {func}')
+            code = linecache.getline(path, int(line)).strip() if line.isdigit() else ""
+            if code:
+                print(f"    {code}")
+        print(f"{link['type']}: {link['message'].splitlines()[0] if link['message'] else ''}")
 
 
 def outcome_of(torch, np, subject, c, tensors, use_workaround, cache=None, judged=True):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 
@@ -308,6 +309,15 @@ nlohmann::ordered_json report_json(const RunReport& r) {
         outs.push_back({{"output", v.output}, {"finding", name(v.finding)}, {"dtype", dtype_name(v.dtype)},
                         {"max_abs_err", v.max_abs_err}, {"max_ulp", v.max_ulp}, {"rel_fro", v.rel_fro},
                         {"err_over_bound", v.worst_ratio}, {"bound_at_worst", v.bound_at_worst}, {"detail", v.detail}});
+      for (size_t k = 0; k < outs.size(); ++k) {  // the worst element, for flce report's observed vs expected
+        const auto& v = o.verdict->outputs[k];
+        if (v.worst_index < 0) continue;
+        auto num = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(fmt::format("{}", x)); };
+        outs[k]["worst_index"] = v.worst_index;
+        outs[k]["got_at_worst"] = num(v.got_at_worst);
+        outs[k]["fp64_at_worst"] = num(v.golden_at_worst);
+        outs[k]["n_out_of_bounds"] = v.n_out_of_bounds + v.nonfinite_mismatches;
+      }
       oj["outputs"] = outs;
     }
     oracles.push_back(oj);

@@ -114,6 +114,7 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
                                 ov.n_out_of_bounds, g.data.size(), ov.worst_index, s.data[ov.worst_index],
                                 g.data[ov.worst_index]);
       }
+      if (ov.worst_index >= 0) ov.got_at_worst = s.data[ov.worst_index], ov.golden_at_worst = g.data[ov.worst_index];
       verdict.outputs.push_back(ov);
       continue;
     }
@@ -153,6 +154,7 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
                               ov.n_out_of_bounds, g.data.size(), ov.worst_index, std::fabs(s.data[ov.worst_index] - g.data[ov.worst_index]),
                               ov.bound_at_worst, ov.worst_ratio);
     }
+    if (ov.worst_index >= 0) ov.got_at_worst = s.data[ov.worst_index], ov.golden_at_worst = g.data[ov.worst_index];
     verdict.outputs.push_back(ov);
   }
   return verdict;

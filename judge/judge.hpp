@@ -1,6 +1,7 @@
 // Judge: holds one oracle's Outputs against the fp64 golden reference and the bounds,
 // output by output, and says exactly what is out of bounds and by how much.
 #pragma once
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct OutputVerdict {
   double worst_ratio = 0;   // max over elements of err / bound (<= 1 passes)
   double bound_at_worst = 0;
   int64_t worst_index = -1, n_out_of_bounds = 0, nonfinite_mismatches = 0;
+  // The oracle's and the fp64 golden's value at worst_index (NaN when there is none): what an
+  // upstream report quotes as observed vs expected.
+  double got_at_worst = std::numeric_limits<double>::quiet_NaN(), golden_at_worst = got_at_worst;
 };
 
 struct OracleVerdict {

@@ -1,5 +1,5 @@
 // What a report says, apart from how it is written: Markdown blocks (headings, paragraphs,
-// tables, lists, a collapsed table), JUnit suites of test cases, and a JSON payload. The
+// tables, lists, a collapsed table, fenced code), JUnit suites of test cases, and a JSON payload. The
 // campaign, gate and matrix build one of these; report/markdown.hpp, report/junit.hpp and
 // report/write.hpp turn it into report.md, junit.xml and report.json.
 #pragma once
@@ -45,7 +45,13 @@ struct Details {
   Table table;
 };
 
-using Block = std::variant<Heading, Paragraph, Table, List, Details>;
+// A fenced code block, written verbatim (a fence longer than any backtick run inside it).
+struct CodeBlock {
+  std::string language;  // the info string ("python", "text"); may be empty
+  std::string text;
+};
+
+using Block = std::variant<Heading, Paragraph, Table, List, Details, CodeBlock>;
 
 // The blocks of one Markdown page, in order.
 struct Markdown {

@@ -37,6 +37,20 @@ std::string render(const Details& d) {
   return "<details><summary>" + one_line(d.summary) + "</summary>\n\n" + render_markdown(d.table) + "\n</details>\n";
 }
 
+// The fence is one backtick longer than the longest run of backticks in the text (at least
+// three), so no line of the code can close it early.
+std::string render(const CodeBlock& c) {
+  size_t longest = 0, run = 0;
+  for (char ch : c.text) {
+    run = ch == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<size_t>(3, longest + 1), '`');
+  std::string body = c.text;
+  if (body.empty() || body.back() != '\n') body += "\n";
+  return fence + one_line(c.language) + "\n" + body + fence + "\n";
+}
+
 }  // namespace
 
 std::string markdown_cell(std::string_view text) {

@@ -55,6 +55,16 @@ TEST(Markdown, BlocksAreSeparatedByOneBlankLine) {
             "<details><summary>Unchanged</summary>\n\n| case |\n|---|\n| `b` |\n\n</details>\n");
 }
 
+TEST(Markdown, CodeBlockFenceOutlastsBackticksInside) {
+  Markdown md;
+  md.add(CodeBlock{"python", "print('REPRODUCED')"});  // a final newline is added
+  md.add(CodeBlock{"text", "a ``` b\n````\n"});         // the fence is one longer than any run
+  EXPECT_EQ(render_markdown(md),
+            "```python\nprint('REPRODUCED')\n```\n"
+            "\n"
+            "`````text\na ``` b\n````\n`````\n");
+}
+
 TEST(Markdown, EmptyDocumentIsEmpty) {
   EXPECT_EQ(render_markdown(Markdown{}), "");
   EXPECT_EQ(markdown_cell("a|b\nc"), "a b c");

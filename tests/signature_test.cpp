@@ -33,6 +33,24 @@ TEST(Signature, Tier2Lowering) {
   EXPECT_EQ(t.classify(c, "2.13.0").id, "tier2-lowering");
 }
 
+TEST(Signature, TritonWrapperDecompositionAssertIsPytorch181735) {
+  auto t = SignatureTable::load_default();
+  // A bare `assert` (empty message) inside Inductor's post-grad pass: found by its frame.
+  ErrorChain c{{"torch._inductor.exc.InductorError", "AssertionError: \n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace",
+                {"/venv/lib/python3.12/site-packages/torch/_inductor/compile_fx.py:812:_compile_fx_inner"}},
+               {"builtins.AssertionError", "",
+                {"/venv/lib/python3.12/site-packages/torch/_inductor/fx_passes/post_grad.py:1290:"
+                 "decompose_triton_kernel_wrapper_functional",
+                 "/venv/lib/python3.12/site-packages/torch/_inductor/pattern_matcher.py:301:replace_by_example"}}};
+  Signature s = t.classify(c, "2.11.0+cu130");
+  EXPECT_EQ(s.id, "inductor-triton-wrapper-decomp-assert");
+  ASSERT_EQ(s.upstream.size(), 1u);
+  EXPECT_EQ(s.upstream[0], "https://github.com/pytorch/pytorch/issues/181735");
+  // Another bare assertion elsewhere is not it.
+  c[1].frames = {"/venv/lib/python3.12/site-packages/torch/_inductor/scheduler.py:100:fuse"};
+  EXPECT_NE(t.classify(c, "2.11.0+cu130").id, "inductor-triton-wrapper-decomp-assert");
+}
+
 TEST(Signature, TableHasRequiredEntriesWithLinks) {
   auto t = SignatureTable::load_default();
   for (const char* id : {"tier1-decomposition", "tier2-lowering", "amp-mat-dtype-mismatch", "op-not-implemented-on-device"}) {

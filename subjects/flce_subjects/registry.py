@@ -33,6 +33,7 @@ BUILTIN = {
     "aten-dtype-out": "flce_subjects.aten_dtype_out",
     "segfault": "flce_subjects.crash_segfault",
     "hang": "flce_subjects.crash_hang",
+    "cuda-oob": "flce_subjects.crash_cuda_oob",
 }
 
 

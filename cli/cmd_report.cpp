@@ -1,0 +1,95 @@
+// flce report: a finding directory (or a case file) written up as an upstream-ready issue
+// body in Markdown (fuzz/upstream_report.hpp). A case without a report.json is run once
+// (--subject) to learn its outcome; one without a repro.py gets one emitted.
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "flce_build_info.hpp"
+#include "fuzz/emit_python.hpp"
+#include "fuzz/upstream_report.hpp"
+#include "judge/differential.hpp"
+#include "report/markdown.hpp"
+#include "report/write.hpp"
+
+namespace flce::cli {
+
+namespace {
+
+std::string file_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct ReportArgs {
+  std::string path, out, matrix, subject, subject_path, subject_git;
+};
+
+void report_verb(ReportArgs a) {
+  FindingFiles f;
+  try {
+    f = load_finding(a.path, a.matrix);
+  } catch (const FindingInputError& e) {
+    std::fprintf(stderr, "flce report: %s\n", e.what());
+    exit_code() = kBadInput;
+    return;
+  }
+  if (f.report.is_null()) {  // a bare case, or what repro/minimize wrote: learn its outcome here
+    if (a.subject.empty()) {
+      std::fprintf(stderr, "flce report: %s: no report.json (what `flce campaign` or `flce run --json` writes); "
+                           "--subject: run the case once to make one\n", f.dir.c_str());
+      exit_code() = kBadInput;
+      return;
+    }
+    if (!resolve_subject_git(a.subject_git, a.subject_path, "report")) return;
+    RunOptions opt;
+    opt.subject = a.subject;
+    opt.subject_path = a.subject_path;
+    const RunReport rep = run_case(from_json(f.case_json.dump()), opt);
+    f.report = nlohmann::json::parse(report_json(rep).dump());
+    std::fprintf(stderr, "flce report: ran the case with %s: %s\n", a.subject.c_str(), rep.outcome.c_str());
+  }
+  if (f.repro_py.empty() && !f.subject().empty()) {
+    const std::string outcome = f.outcome();
+    std::vector<ExpectedOutcome> expect;
+    if (outcome != "pass" && !outcome.empty()) expect = {{"", "any", outcome}};
+    EmitSpec spec{from_json(f.case_json.dump()), f.subject(), a.subject_path, f.case_path.string(), expect,
+                  file_text(std::filesystem::path(FLCE_SOURCE_DIR) / "judge" / "signatures.json")};
+    f.repro_py = emit_python(spec);
+    f.repro_path = "repro.py";
+  }
+  const std::string version = "flce " FLCE_VERSION " (git " FLCE_GIT_COMMIT ")";
+  const std::string text = render_markdown(upstream_report(f, SignatureTable::load_default(), version));
+  if (a.out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  } else {
+    write_atomic(a.out, text);
+    std::fprintf(stderr, "flce report: wrote %s\n", a.out.c_str());
+  }
+  exit_code() = kOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto* r = app.add_subcommand("report", "Write a finding up as an upstream-ready issue body (Markdown)");
+  static ReportArgs a;
+  r->add_option("finding", a.path,
+                "A campaign finding directory (<out>/findings/<id>/), a folder with a case and its report.json or "
+                "repro.py, or a case file")
+      ->required();
+  r->add_option("-o,--out", a.out, "Write the Markdown here (default: stdout)");
+  r->add_option("--matrix", a.matrix,
+                "A `flce matrix` matrix.json: the torch releases it reproduces on (default: one next to the finding)");
+  r->add_option("--subject", a.subject, "Without a report.json: run the case once with this subject");
+  r->add_option("--subject-path", a.subject_path, "With --subject: directory put first on sys.path");
+  add_subject_git_option(r, a.subject_git);
+  r->callback([] { report_verb(a); });
+}
+
+}  // namespace flce::cli
