@@ -86,7 +86,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
 }
 
 CampaignState CampaignState::from_json(const nlohmann::json& j) {
-  if (j.value("schema", "") != "flce-campaign-state/1") throw std::runtime_error("state.json: unknown schema");
+  if (j.value("schema", "") != "flce-campaign-state/1") throw CampaignStateError("state.json: unknown schema");
   CampaignState s;
   s.subject = j.at("subject").get<std::string>();
   s.subject_path = j.value("subject_path", "");
@@ -132,6 +132,34 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   s.subject_ran = j.value("subject_ran", s.cases_done > 0);  // older states: assume usable
   s.unusable = j.value("unusable", "");
   return s;
+}
+
+CampaignState parse_campaign_state(std::string_view text) {
+  try {
+    return CampaignState::from_json(nlohmann::json::parse(text.begin(), text.end()));
+  } catch (const CampaignStateError&) {
+    throw;
+  } catch (const nlohmann::json::exception& e) {  // syntax, a missing key, a wrong type
+    throw CampaignStateError(std::string("state.json: ") + e.what());
+  } catch (const std::logic_error& e) {  // std::stoull on a seed key
+    throw CampaignStateError(std::string("state.json: seeds: ") + e.what());
+  }
+}
+
+std::optional<Finding> parse_adopted_finding(std::string_view text, const std::string& id) {
+  auto fj = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (!fj.is_object() || !fj.contains("signature") || !fj["signature"].is_string()) return std::nullopt;
+  auto str = [&](const char* k) { return fj.contains(k) && fj[k].is_string() ? fj[k].get<std::string>() : std::string(); };
+  Finding f;
+  f.id = id;
+  f.signature = fj["signature"].get<std::string>();
+  if (f.signature.empty()) return std::nullopt;
+  f.first_case = str("first_case");
+  f.first_seen = f.last_seen = str("first_seen");
+  f.first_seen_s = fj.contains("first_seen_s") && fj["first_seen_s"].is_number() ? fj["first_seen_s"].get<double>() : 0.0;
+  f.count = 1;
+  f.detail = str("detail");
+  return f;
 }
 
 bool is_finding(const std::string& outcome) { return outcome != "pass" && !is_unsupported_outcome(outcome); }

@@ -24,6 +24,7 @@
 #include "fuzz/campaign.hpp"
 #include "judge/differential.hpp"
 #include "oracles/subject_worker.hpp"
+#include "process/stacks.hpp"
 
 namespace flce {
 
@@ -66,6 +67,8 @@ int serve_worker(const CampaignWorkerOptions& o) {
   // Die with the campaign (even on its kill -9), instead of running a hung case forever.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 0;
+  // The campaign asks for a hung case's stacks with this signal; it means the subject host.
+  forward_stack_requests();
   if (o.mem_gib > 0) {
     // RLIMIT_DATA, not RLIMIT_AS: CUDA reserves huge PROT_NONE ranges that AS would count.
     rlimit rl{};

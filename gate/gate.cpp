@@ -13,6 +13,7 @@
 #include <map>
 
 #include "case/sampler.hpp"
+#include "judge/expectations.hpp"
 #include "oracles/subject_tree.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -232,15 +233,10 @@ std::string fits(const Case& c, const Side& s, bool has_gpu) {
 }
 
 std::vector<GateCase> corpus_cases(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw GateSetupError("cannot read " + file);
-  nlohmann::json j = nlohmann::json::parse(in);
+  if (!fs::exists(file)) throw GateSetupError("cannot read " + file);
   const std::string dir = fs::path(file).parent_path().string();
   std::vector<GateCase> out;
-  for (auto& e : j) {
-    std::string rel = e.at("case").get<std::string>();
-    out.push_back({rel, "corpus", from_json_file(dir + "/" + rel)});
-  }
+  for (auto& e : read_expectations(file)) out.push_back({e.case_file, "corpus", from_json_file(dir + "/" + e.case_file)});
   return out;
 }
 
