@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -74,7 +75,10 @@ int compare_torch_versions(const std::string& a, const std::string& b) {
       size_t j = i;
       while (j < v.size() && std::isdigit(static_cast<unsigned char>(v[j]))) ++j;
       if (j == i) break;
-      p.push_back(std::stol(v.substr(i, j - i)));
+      // Saturating, not std::stol: "2.99999999999999999999" is a version, not out_of_range.
+      long n = 0;
+      for (size_t k = i; k < j; ++k) n = n > (LONG_MAX - 9) / 10 ? LONG_MAX : n * 10 + (v[k] - '0');
+      p.push_back(n);
       if (j >= v.size() || v[j] != '.') break;
       i = j + 1;
     }

@@ -30,7 +30,7 @@ foreach(want
     "flce: stage eager "                                    # the flce-side stage, as the outcome names it
     "killed after --case-timeout 3 s"
     "File \"[^\"]*flce_subjects/crash_hang\\.py\", line [0-9]+ in flce\n"  # the hanging function's frame
-    "\\[flce\\]    File \"[^\"]*flce_subjects/subprocess_worker\\.py\", line [0-9]+ in main"  # tagged as flce's
+    "\\[flce\\] +File \"[^\"]*flce_subjects/subprocess_worker\\.py\", line [0-9]+ in main"  # tagged as flce's
     "Thread 0x[0-9a-f]+|Current thread 0x[0-9a-f]+")
   if(NOT s MATCHES "${want}")
     message(FATAL_ERROR "stacks.txt lacks /${want}/")
