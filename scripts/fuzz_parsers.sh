@@ -6,9 +6,10 @@
 # for N executions and prints execs, exec/s, final cov:/ft:, corpus size and wall time.
 #
 #   scripts/fuzz_parsers.sh [--runs N] [--fork K | --jobs K] [--targets "a b"] [--max-len N]
-#                           [--out DIR] [--bin DIR | --build-only] [--bundle DIR]
+#                           [--max-time S] [--out DIR] [--bin DIR | --build-only] [--bundle DIR]
 #
 #   --runs N      executions per target (default 1000000; with --fork/--jobs: in total)
+#   --max-time S  also stop each target after S seconds (-max_total_time; 0: no limit)
 #   --fork K      libFuzzer -fork=K (K worker processes; crashes are collected, fuzzing goes on)
 #   --jobs K      libFuzzer -jobs=K -workers=K (K independent runs of N/K executions each)
 #   --bin DIR     run prebuilt targets from DIR (no clang needed: the GPU box has only g++)
@@ -18,11 +19,12 @@
 # OUT/<target>/artifacts/; pin it under fuzz/regressions/<target>/ once fixed), 2 bad flags.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RUNS=1000000 FORK=0 JOBS=0 MAXLEN=4096 BIN="" OUT="" BUILD_ONLY=0 BUNDLE=""
+RUNS=1000000 MAXTIME=0 FORK=0 JOBS=0 MAXLEN=4096 BIN="" OUT="" BUILD_ONLY=0 BUNDLE=""
 TARGETS="case_parse_fuzzer expectations_fuzzer campaign_state_fuzzer gate_spec_fuzzer matrix_spec_fuzzer"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) RUNS=$2; shift 2 ;;
+    --max-time) MAXTIME=$2; shift 2 ;;
     --fork) FORK=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --targets) TARGETS=$2; shift 2 ;;
@@ -101,6 +103,7 @@ for t in $TARGETS; do
   if [[ $FORK -gt 0 ]]; then par=(-fork="$FORK" -ignore_crashes=1 -runs="$RUNS")
   elif [[ $JOBS -gt 0 ]]; then par=(-jobs="$JOBS" -workers="$JOBS" -runs=$((RUNS / JOBS)))
   else par=(-runs="$RUNS"); fi
+  [[ $MAXTIME -gt 0 ]] && par+=(-max_total_time="$MAXTIME")
   # Pinned regressions first: a fixed bug must stay fixed under the sanitizers too.
   if [[ -d $ROOT/fuzz/regressions/$t ]] && ! (cd "$d" && "$exe" -runs=0 "$ROOT/fuzz/regressions/$t" >"$d/regressions.log" 2>&1); then
     echo "fuzz_parsers.sh: $t: a pinned regression input fails again (see $d/regressions.log)" >&2
