@@ -97,6 +97,7 @@ for t in $TARGETS; do
   exe=$(find "$(realpath "$BIN")" -name "$t" -type f -perm -u+x | head -1)
   [[ -n $exe ]] || { echo "fuzz_parsers.sh: no $t under $BIN" >&2; exit 2; }
   d=$OUT/$t
+  rm -rf "$d/artifacts"  # this run's failures only
   mkdir -p "$d/corpus" "$d/artifacts"
   seeds=$(seeds_of "$t")
   par=()
@@ -120,7 +121,7 @@ for t in $TARGETS; do
   wall=$(echo "$(date +%s.%N) - $t0" | bc)
   [[ $JOBS -gt 0 ]] && cat "$d"/fuzz-*.log >>"$d/fuzz.log" 2>/dev/null
   last=$(grep -E '^#[0-9]+.*cov: ' "$d/fuzz.log" | tail -1 || true)
-  execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$d/fuzz.log" | awk '{s+=$2} END {print s+0}')
+  execs=$( (grep -oE 'stat::number_of_executed_units: *[0-9]+' "$d/fuzz.log" || true) | awk '{s+=$2} END {print s+0}')
   [[ $execs == 0 ]] && execs=$(sed -nE 's/^#([0-9]+).*/\1/p' <<<"$last")
   cov=$(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<<"$last")
   ft=$(sed -nE 's/.*ft: ([0-9]+).*/\1/p' <<<"$last")
