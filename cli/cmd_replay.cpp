@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "case/sequence.hpp"
 #include "judge/differential.hpp"
+#include "judge/expectations.hpp"
 #include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -33,28 +34,21 @@ std::string verdict_of(const Pinned& p, const std::string& got) {
 
 int replay_corpus(const std::string& file, const std::string& only, bool as_json, bool expected_only) {
   {
-    std::ifstream in(file);
-    if (!in) throw CaseError("expectations", "cannot read " + file);
-    nlohmann::json j = nlohmann::json::parse(in);
+    const std::vector<PinnedCase> pinned = read_expectations(file);
     const std::string dir = file.substr(0, file.find_last_of('/') + 1);
     SubjectWorker& host = default_subject_worker();
     const std::string tv = host.torch_version();
     const bool cuda = host.cuda_available();
     int bad = 0, n = 0;
     if (!as_json) std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
-    for (auto& e : j) {
+    for (auto& e : pinned) {
       Pinned p;
-      p.file = e.at("case").get<std::string>();
+      p.file = e.case_file;
       if (!only.empty() && p.file.find(only) == std::string::npos) continue;
-      p.subject = e.at("subject").get<std::string>();
-      std::string device = "cpu";
-      for (auto& x : e.at("expect")) {
-        std::string dev = x.value("device", "any");
-        if (version_in_range(tv, x.value("torch", "")) && (dev == "any" || dev == (cuda ? "cuda" : "cpu"))) {
-          p.expected = x.at("outcome").get<std::string>();
-          p.has_expectation = true;
-          break;
-        }
+      p.subject = e.subject;
+      if (const Expectation* x = expectation_here(e.expect, tv, cuda)) {
+        p.expected = x->outcome;
+        p.has_expectation = true;
       }
       const Sequence seq = any_case_from_json_file(dir + p.file);  // a plain case or a sequence case
       const Case& c = seq.last();

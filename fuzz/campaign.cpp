@@ -26,6 +26,7 @@
 #include "judge/signature.hpp"
 #include "case/sampler.hpp"
 #include "process/process.hpp"
+#include "process/stacks.hpp"
 
 namespace flce {
 
@@ -89,6 +90,7 @@ struct Slot {
   std::string stage;
   Clock::time_point since;
   std::string log;
+  std::string stacks;  // i15b: where its subject host dumps Python stacks (process/stacks.hpp)
   std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
   std::optional<uint64_t> family;  // the sample family this slot works through (sampler.hpp)
   Lane lane = Lane::COMPILED;
@@ -166,6 +168,7 @@ class Campaign {
   int64_t cases_this_run_ = 0;
   int startup_failures_ = 0;
   std::string last_finding_;
+  std::string pending_stacks_;  // i15b: stacks.txt of the timeout being recorded
   bool tty_ = false;
 };
 
@@ -183,7 +186,7 @@ void Campaign::load_state() {
   const fs::path sp = dir_ / "state.json";
   if (fs::exists(sp)) {
     try {
-      st_ = CampaignState::from_json(nlohmann::json::parse(read_text(sp)));
+      st_ = parse_campaign_state(read_text(sp));
     } catch (const std::exception& e) {
       throw CampaignInputError(fmt::format("{}: not a campaign state ({})", sp.string(), e.what()));
     }
@@ -207,16 +210,10 @@ void Campaign::load_state() {
       continue;
     }
     if (!fs::exists(e.path() / "finding.json") || !fs::exists(e.path() / "case.json")) continue;
-    auto fj = nlohmann::json::parse(read_text(e.path() / "finding.json"), nullptr, false);
-    if (fj.is_discarded() || st_.finding(fj.value("signature", ""))) continue;
-    Finding f;
-    f.id = name;
-    f.signature = fj.at("signature");
-    f.first_case = fj.value("first_case", "");
-    f.first_seen = f.last_seen = fj.value("first_seen", "");
-    f.first_seen_s = fj.value("first_seen_s", 0.0);
-    f.count = 1;
-    f.detail = fj.value("detail", "");
+    // i15b: one parser for adopted findings (fuzzed: fuzz/campaign_state_fuzzer.cpp)
+    auto adopted = parse_adopted_finding(read_text(e.path() / "finding.json"), name);
+    if (!adopted || st_.finding(adopted->signature)) continue;
+    Finding f = *adopted;
     st_.findings.push_back(f);
     if (!st_.first_finding_s || f.first_seen_s < *st_.first_finding_s) st_.first_finding_s = f.first_seen_s;
   }
@@ -349,6 +346,7 @@ bool Campaign::graph_busy(const std::string& graph, const Slot& except) const {
 
 void Campaign::spawn(Slot& s) {
   ProcessSpec w = worker_spec(o_.flce_exe, o_.subject, o_.subject_path, o_.worker_mem_gib, s.gpu, s.log, o_.workers);
+  w.env.push_back(std::string(kStacksFileEnv) + "=" + s.stacks);  // i15b: inherited by the subject host
   s.proc->spawn(w);
   s.st = Slot::STARTING;
   s.since = Clock::now();
@@ -622,6 +620,7 @@ void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann
   write_atomic(tmp / "case.json", to_json(from_json(t.case_json), 2) + "\n");
   write_atomic(tmp / "report.json", report.dump(2) + "\n");
   if (!worker_log.empty()) write_atomic(tmp / "worker.log", worker_log);
+  if (!pending_stacks_.empty()) write_atomic(tmp / "stacks.txt", pending_stacks_);  // i15b: a timeout's stacks
   write_finding_json_to(tmp, f);
   fs::remove_all(final_dir);  // an orphan the state never named would be adopted at start; this is a leftover
   fs::rename(tmp, final_dir);
@@ -690,6 +689,7 @@ CampaignResult Campaign::run() {
     throw CampaignInputError(fmt::format("--gpus {}: no GPU visible here (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus)", o_.gpus));
   for (size_t i = 0; i < slots_.size(); ++i) {
     slots_[i].log = (dir_ / "workers" / fmt::format("worker-{}.log", i)).string();
+    slots_[i].stacks = (dir_ / "workers" / fmt::format("worker-{}.stacks", i)).string();
     if (!gpus.empty()) slots_[i].gpu = gpus[i % gpus.size()];
     spawn(slots_[i]);
   }
@@ -750,13 +750,19 @@ CampaignResult Campaign::run() {
       }
       const double age = std::chrono::duration<double>(Clock::now() - s.since).count();
       if (s.st == Slot::BUSY && age >= o_.case_timeout_s) {
+        // i15b: the hung case's Python stacks first (the worker forwards the signal), then the kill.
+        pending_stacks_ = stacks_report(
+            fmt::format("stage {} (the step the worker announced last), case {}, killed after --case-timeout {} s",
+                        s.stage, s.t.key, o_.case_timeout_s),
+            request_stacks(s.proc->pid(), s.stacks));
         s.proc->kill();
         const std::string outcome = "timeout@" + s.stage;
         nlohmann::json rep{{"outcome", outcome}, {"stage", s.stage}, {"case_key", s.t.key},
-                           {"case_timeout_s", o_.case_timeout_s}};
+                           {"case_timeout_s", o_.case_timeout_s}, {"stacks", "stacks.txt"}};
         s.st = Slot::IDLE;
         record(s.t, outcome, rep, fmt::format("no result within {} s (in {})", o_.case_timeout_s, s.stage), false,
                log_tail(s));
+        pending_stacks_.clear();
         ++st_.worker_restarts;
         if (budget_left() && !g_stop) spawn(s);
       } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {

@@ -57,7 +57,7 @@ Shard load_shard(const std::string& arg) {
   const fs::path sp = s.dir / "state.json";
   if (!fs::exists(sp)) throw CampaignInputError(fmt::format("{}: not a campaign directory (no state.json)", arg));
   try {
-    s.st = CampaignState::from_json(nlohmann::json::parse(read_file(sp)));
+    s.st = parse_campaign_state(read_file(sp));
   } catch (const CampaignInputError&) {
     throw;
   } catch (const std::exception& e) {

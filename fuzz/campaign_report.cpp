@@ -223,10 +223,13 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
                   md_code(repro_command(dir, st, f))});
   md.add(findings);
   List details;
-  for (auto& f : st.findings)
-    if (!f.detail.empty() || f.cuda_poisoned)
-      details.items.push_back(fmt::format("{}: {}{}", md_code(f.signature),
-                                          f.cuda_poisoned ? "**CUDA context poisoned** " : "", f.detail));
+  for (auto& f : st.findings) {
+    const bool stacks = fs::exists(dir / "findings" / f.id / "stacks.txt");  // a timeout: where it hung
+    if (!f.detail.empty() || f.cuda_poisoned || stacks)
+      details.items.push_back(fmt::format("{}: {}{}{}", md_code(f.signature),
+                                          f.cuda_poisoned ? "**CUDA context poisoned** " : "", f.detail,
+                                          stacks ? fmt::format("; Python stacks when killed: [stacks.txt](findings/{}/stacks.txt)", f.id) : ""));
+  }
   md.add(details);
   return md;
 }
@@ -279,6 +282,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
                              {"elements", f.elements}, {"min_elements", f.min_elements}};
     if (!f.first_shard.empty()) x["first_shard"] = f.first_shard;
     if (!f.case_from.empty()) x["case_from"] = f.case_from;
+    if (fs::exists(dir / "findings" / f.id / "stacks.txt")) x["stacks"] = (fs::path("findings") / f.id / "stacks.txt").string();
     fj.push_back(x);
   }
   j["findings"] = fj;

@@ -11,6 +11,8 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <fstream>
+#include <limits>
+#include <type_traits>
 #include <sstream>
 #include <stdexcept>
 
@@ -24,6 +26,36 @@ uint64_t fnv1a(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
   return h;
+}
+
+// An integer field of state.json: a JSON integer in T's range. nlohmann's get<T>() would cast
+// a float (1e300) to T, which is undefined (UBSan; fuzz/regressions/campaign_state_fuzzer/).
+template <class T>
+T integer_of(const nlohmann::json& v, const std::string& field) {
+  constexpr auto lo = std::numeric_limits<T>::min();
+  constexpr auto hi = std::numeric_limits<T>::max();
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u <= static_cast<uint64_t>(hi)) return static_cast<T>(u);
+  } else if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if constexpr (std::is_unsigned_v<T>) {
+      if (i >= 0 && static_cast<uint64_t>(i) <= static_cast<uint64_t>(hi)) return static_cast<T>(i);
+    } else {
+      if (i >= static_cast<int64_t>(lo) && i <= static_cast<int64_t>(hi)) return static_cast<T>(i);
+    }
+  }
+  throw CampaignStateError(fmt::format("state.json: {}: must be an integer in [{}, {}], got {}", field, lo, hi,
+                                       v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+}
+
+template <class T>
+T integer_at(const nlohmann::json& j, const char* key, std::optional<T> fallback = std::nullopt) {
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    throw CampaignStateError(fmt::format("state.json: {}: missing", key));
+  }
+  return integer_of<T>(j.at(key), key);
 }
 
 }  // namespace
@@ -105,21 +137,21 @@ nlohmann::ordered_json CampaignState::to_json() const {
 }
 
 CampaignState CampaignState::from_json(const nlohmann::json& j) {
-  if (j.value("schema", "") != "flce-campaign-state/1") throw std::runtime_error("state.json: unknown schema");
+  if (j.value("schema", "") != "flce-campaign-state/1") throw CampaignStateError("state.json: unknown schema");
   CampaignState s;
   s.subject = j.at("subject").get<std::string>();
   s.subject_path = j.value("subject_path", "");
-  s.family_size = j.value("family_size", uint64_t{1});  // states written before families
-  s.runs = j.value("runs", int64_t{0});
-  s.cases_done = j.at("cases_done").get<int64_t>();
+  s.family_size = integer_at<uint64_t>(j, "family_size", uint64_t{1});  // states written before families
+  s.runs = integer_at<int64_t>(j, "runs", int64_t{0});
+  s.cases_done = integer_at<int64_t>(j, "cases_done");
   s.elapsed_s = j.at("elapsed_s").get<double>();
   if (!j.at("first_finding_s").is_null()) s.first_finding_s = j.at("first_finding_s").get<double>();
-  s.worker_restarts = j.value("worker_restarts", int64_t{0});
-  s.journal_bytes = j.value("journal_bytes", uint64_t{0});
+  s.worker_restarts = integer_at<int64_t>(j, "worker_restarts", int64_t{0});
+  s.journal_bytes = integer_at<uint64_t>(j, "journal_bytes", uint64_t{0});
   for (auto& [k, v] : j.at("seeds").items()) {
     SeedCursor c;
-    c.next = v.at("next").get<uint64_t>();
-    c.done_above = v.at("done_above").get<std::set<uint64_t>>();
+    c.next = integer_at<uint64_t>(v, "next");
+    for (auto& i : v.at("done_above")) c.done_above.insert(integer_of<uint64_t>(i, "seeds." + k + ".done_above"));
     s.seeds[std::stoull(k)] = c;
   }
   for (auto& [k, v] : j.value("eager_seeds", nlohmann::json::object()).items()) {
@@ -138,10 +170,10 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     s.ladders[k] = l;
   }
   s.corpus_done = j.at("corpus_done").get<std::set<std::string>>();
-  s.outcomes = j.at("outcomes").get<std::map<std::string, int64_t>>();
+  for (auto& [o, n] : j.at("outcomes").items()) s.outcomes[o] = integer_of<int64_t>(n, "outcomes." + o);
   if (j.contains("graphs")) s.graphs = j.at("graphs").get<std::set<std::string>>();
-  s.families_retired = j.value("families_retired", int64_t{0});
-  s.cases_retired = j.value("cases_retired", int64_t{0});
+  s.families_retired = integer_at<int64_t>(j, "families_retired", int64_t{0});
+  s.cases_retired = integer_at<int64_t>(j, "cases_retired", int64_t{0});
   if (j.contains("coverage")) s.coverage = CoverageTable::from_json(j["coverage"]);  // older states: none
   if (j.contains("family_picks"))
     for (auto& [k, v] : j["family_picks"].items()) s.family_picks[std::stoull(k)] = v.get<uint32_t>();
@@ -151,7 +183,7 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     Finding x;
     x.id = f.at("id");
     x.signature = f.at("signature");
-    x.count = f.at("count");
+    x.count = integer_at<int64_t>(f, "count");
     x.first_case = f.at("first_case");
     x.first_seen = f.at("first_seen");
     x.first_seen_s = f.at("first_seen_s");
@@ -159,9 +191,9 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     x.detail = f.value("detail", "");
     x.cuda_poisoned = f.value("cuda_poisoned", false);
     x.shrink = f.value("shrink", "");
-    x.shrink_runs = f.value("shrink_runs", 0);
-    x.elements = f.value("elements", int64_t{0});
-    x.min_elements = f.value("min_elements", int64_t{0});
+    x.shrink_runs = integer_at<int>(f, "shrink_runs", 0);
+    x.elements = integer_at<int64_t>(f, "elements", int64_t{0});
+    x.min_elements = integer_at<int64_t>(f, "min_elements", int64_t{0});
     x.first_shard = f.value("first_shard", "");
     x.case_from = f.value("case_from", "");
     s.findings.push_back(x);
@@ -171,6 +203,34 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   s.subject_ran = j.value("subject_ran", s.cases_done > 0);  // older states: assume usable
   s.unusable = j.value("unusable", "");
   return s;
+}
+
+CampaignState parse_campaign_state(std::string_view text) {
+  try {
+    return CampaignState::from_json(nlohmann::json::parse(text.begin(), text.end()));
+  } catch (const CampaignStateError&) {
+    throw;
+  } catch (const nlohmann::json::exception& e) {  // syntax, a missing key, a wrong type
+    throw CampaignStateError(std::string("state.json: ") + e.what());
+  } catch (const std::logic_error& e) {  // std::stoull on a seed key
+    throw CampaignStateError(std::string("state.json: seeds: ") + e.what());
+  }
+}
+
+std::optional<Finding> parse_adopted_finding(std::string_view text, const std::string& id) {
+  auto fj = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (!fj.is_object() || !fj.contains("signature") || !fj["signature"].is_string()) return std::nullopt;
+  auto str = [&](const char* k) { return fj.contains(k) && fj[k].is_string() ? fj[k].get<std::string>() : std::string(); };
+  Finding f;
+  f.id = id;
+  f.signature = fj["signature"].get<std::string>();
+  if (f.signature.empty()) return std::nullopt;
+  f.first_case = str("first_case");
+  f.first_seen = f.last_seen = str("first_seen");
+  f.first_seen_s = fj.contains("first_seen_s") && fj["first_seen_s"].is_number() ? fj["first_seen_s"].get<double>() : 0.0;
+  f.count = 1;
+  f.detail = str("detail");
+  return f;
 }
 
 bool is_finding(const std::string& outcome) { return outcome != "pass" && !is_unsupported_outcome(outcome); }

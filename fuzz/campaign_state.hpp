@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,18 @@ struct CampaignState {
 // "pass", "unsupported" and "unsupported-by-subject:<param>..." are buckets, every other
 // outcome is a finding.
 bool is_finding(const std::string& outcome);
+
+// state.json that is not a campaign state (not JSON, unknown schema, a field missing or of
+// the wrong type or range); what() names the field.
+struct CampaignStateError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// state.json's text as a state; throws CampaignStateError, nothing else.
+CampaignState parse_campaign_state(std::string_view text);
+// A findings/<id>/finding.json the state does not name yet (a run killed between renaming the
+// finding into place and writing state.json): the finding to adopt, or nullopt when the text
+// is not one (not a JSON object, no string "signature"); never throws for bad text.
+std::optional<Finding> parse_adopted_finding(std::string_view text, const std::string& id);
 // A stable directory name for a signature: readable slug + hash (same signature, same id).
 std::string finding_id(const std::string& signature);
 std::string utc_now();

@@ -31,6 +31,7 @@
 #include "judge/differential.hpp"
 #include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
+#include "process/stacks.hpp"
 
 namespace flce {
 
@@ -73,6 +74,8 @@ int serve_worker(const CampaignWorkerOptions& o) {
   // Die with the campaign (even on its kill -9), instead of running a hung case forever.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 0;
+  // The campaign asks for a hung case's stacks with this signal; it means the subject host.
+  forward_stack_requests();
   if (o.mem_gib > 0) {
     // RLIMIT_DATA, not RLIMIT_AS: CUDA reserves huge PROT_NONE ranges that AS would count.
     rlimit rl{};

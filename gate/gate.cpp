@@ -15,6 +15,7 @@
 #include "case/sampler.hpp"
 #include "case/sequence.hpp"
 #include "judge/sequence_run.hpp"
+#include "judge/expectations.hpp"
 #include "oracles/subject_tree.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -234,15 +235,12 @@ std::string fits(const Case& c, const Side& s, bool has_gpu) {
 }
 
 std::vector<GateCase> corpus_cases(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw GateSetupError("cannot read " + file);
-  nlohmann::json j = nlohmann::json::parse(in);
+  if (!fs::exists(file)) throw GateSetupError("cannot read " + file);
   const std::string dir = fs::path(file).parent_path().string();
   std::vector<GateCase> out;
-  for (auto& e : j) {
-    std::string rel = e.at("case").get<std::string>();
-    Sequence s = any_case_from_json_file(dir + "/" + rel);  // a plain case or a sequence case
-    out.push_back({rel, "corpus", s.last(), std::vector<Case>(s.calls.begin(), s.calls.end() - 1)});
+  for (auto& e : read_expectations(file)) {
+    Sequence s = any_case_from_json_file(dir + "/" + e.case_file);  // a plain case or a sequence case
+    out.push_back({e.case_file, "corpus", s.last(), std::vector<Case>(s.calls.begin(), s.calls.end() - 1)});
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "judge/expectations.hpp"
 #include "oracles/subject_worker.hpp"
 #include "report/markdown.hpp"
 
@@ -19,18 +21,14 @@ namespace flce {
 namespace fs = std::filesystem;
 
 std::vector<MatrixRow> matrix_rows_from_corpus(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw CaseError("corpus", "cannot read " + file);
-  nlohmann::json j = nlohmann::json::parse(in);
   const std::string dir = fs::path(file).parent_path().string();
   std::vector<MatrixRow> rows;
-  for (auto& e : j) {
+  for (auto& e : read_expectations(file)) {
     MatrixRow r;
-    r.id = e.at("case").get<std::string>();
-    r.subject = e.at("subject").get<std::string>();
+    r.id = e.case_file;
+    r.subject = e.subject;
     r.c = from_json_file(dir + "/" + r.id);
-    for (auto& x : e.at("expect"))
-      r.expect.push_back({x.value("torch", ""), x.value("device", "any"), x.at("outcome").get<std::string>()});
+    for (auto& x : e.expect) r.expect.push_back({x.torch, x.device, x.outcome});
     rows.push_back(std::move(r));
   }
   return rows;
@@ -77,7 +75,10 @@ int compare_torch_versions(const std::string& a, const std::string& b) {
       size_t j = i;
       while (j < v.size() && std::isdigit(static_cast<unsigned char>(v[j]))) ++j;
       if (j == i) break;
-      p.push_back(std::stol(v.substr(i, j - i)));
+      // Saturating, not std::stol: "2.99999999999999999999" is a version, not out_of_range.
+      long n = 0;
+      for (size_t k = i; k < j; ++k) n = n > (LONG_MAX - 9) / 10 ? LONG_MAX : n * 10 + (v[k] - '0');
+      p.push_back(n);
       if (j >= v.size() || v[j] != '.') break;
       i = j + 1;
     }

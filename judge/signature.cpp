@@ -1,6 +1,7 @@
 #include "judge/signature.hpp"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -18,7 +19,12 @@ std::vector<int> parse_version(const std::string& v) {
   while (i < v.size() && out.size() < 3) {
     if (!isdigit(static_cast<unsigned char>(v[i]))) break;
     int n = 0;
-    while (i < v.size() && isdigit(static_cast<unsigned char>(v[i]))) n = n * 10 + (v[i++] - '0');
+    // Saturating: a run of digits past int ("2.99999999999") is a huge version, not UB
+    // (found by fuzz/expectations_fuzzer.cpp; fuzz/regressions/expectations_fuzzer/).
+    while (i < v.size() && isdigit(static_cast<unsigned char>(v[i]))) {
+      const int d = v[i++] - '0';
+      n = n > (std::numeric_limits<int>::max() - d) / 10 ? std::numeric_limits<int>::max() : n * 10 + d;
+    }
     out.push_back(n);
     if (i < v.size() && v[i] == '.') ++i;
     else break;

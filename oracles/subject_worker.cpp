@@ -1,4 +1,5 @@
 #include "oracles/subject_worker.hpp"
+#include "process/stacks.hpp"
 
 #include <unistd.h>
 
@@ -135,9 +136,15 @@ void SubjectWorker::start() {
   // Inductor's compile pool costs more to start than it saves on flce's small graphs, and
   // the gate already runs two workers side by side (measured: 80 s vs 93 s, cold cache).
   if (!std::getenv("TORCHINDUCTOR_COMPILE_THREADS")) spec.env.push_back("TORCHINDUCTOR_COMPILE_THREADS=1");
+  // Where the host dumps its Python stacks when asked (process/stacks.hpp): a campaign names
+  // one per worker slot; otherwise this worker's own folder.
+  const char* sf = std::getenv(kStacksFileEnv);
+  stacks_path_ = sf && *sf ? sf : dir_ + "/stacks.txt";
+  spec.env.push_back(std::string(kStacksFileEnv) + "=" + stacks_path_);
   spec.log_path = log_path_;
   spec.append_log = true;
   proc_.spawn(spec);
+  set_stack_forward_target(proc_.pid());
 }
 
 std::string SubjectWorker::log_tail() const {
@@ -160,10 +167,18 @@ std::optional<nlohmann::json> SubjectWorker::request(const nlohmann::json& req, 
         proc_.kill();
         return std::nullopt;
       }
-    case Process::Read::TIMEOUT:
+    case Process::Read::TIMEOUT: {
+      // Where it hung, before the kill: the stacks go to our stderr (a campaign's worker.log),
+      // never into the error chain (they would unsettle bucket ids).
+      last_stacks_ = stacks_report(fmt::format("gave up on a subject call after {:g} s ({} {})", opt_.timeout_s,
+                                               req.value("op", "?"), req.value("mode", "")),
+                                   request_stacks(proc_.pid(), stacks_path_));
       proc_.kill();
+      std::fprintf(stderr, "flce: worker %s: no reply within %g s; its stacks:\n%s", opt_.label.c_str(), opt_.timeout_s,
+                   last_stacks_.c_str());
       *why = fmt::format("no reply within {:g} s (worker killed)", opt_.timeout_s);
       return std::nullopt;
+    }
     case Process::Read::END: break;
   }
   died_ = proc_.wait_exit();

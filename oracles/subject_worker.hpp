@@ -66,6 +66,8 @@ class SubjectWorker : public SubjectRunner {
   // The child echoes a request's inputs back as outputs: the transport's own test.
   SubjectResult echo(const Case& c, const Inputs& in);
   const std::string& stderr_log() const { return log_path_; }
+  // The stacks report of the last call given up on (process/stacks.hpp); "" if none.
+  const std::string& last_stacks() const { return last_stacks_; }
   const WorkerOptions& options() const { return opt_; }
 
  private:
@@ -78,6 +80,7 @@ class SubjectWorker : public SubjectRunner {
 
   WorkerOptions opt_;
   std::string dir_, log_path_;
+  std::string stacks_path_, last_stacks_;
   Process proc_;
   std::unique_ptr<SharedFile> in_shm_, out_shm_;
   uint64_t seq_ = 0;

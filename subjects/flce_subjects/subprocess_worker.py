@@ -205,7 +205,27 @@ def _die_with_parent():
         sys.exit(0)
 
 
+_STACKS = None  # kept open: faulthandler writes to its descriptor from the signal handler
+
+
+def _dump_stacks_on_request():
+    """SIGUSR1 appends every thread's Python stack to $FLCE_STACKS_FILE (stderr without it).
+
+    flce sends it before killing a call or case that ran past its limit (process/stacks.hpp),
+    so a hang leaves where it hung. faulthandler's handler runs in C: it answers even while
+    the main thread is inside torch, as long as the process is not stopped.
+    """
+    global _STACKS
+    import faulthandler
+    import signal
+
+    path = os.environ.get("FLCE_STACKS_FILE")
+    _STACKS = open(path, "a") if path else sys.stderr  # noqa: SIM115 -- lives as long as the process
+    faulthandler.register(signal.SIGUSR1, file=_STACKS, all_threads=True)
+
+
 def main():
+    _dump_stacks_on_request()
     _die_with_parent()
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # fd 1 is stderr from now on (C extensions included)

@@ -1,0 +1,38 @@
+// Fuzzer of the pinned-corpus parser (judge/expectations.cpp parse_expectations), which
+// replay, gate and matrix read corpus/expectations.json with. It documents CaseError for
+// bad input; anything else escaping is a crash. Every accepted rule's torch range is then
+// matched against versions made of the range's own numbers (judge/signature.cpp
+// version_in_range), which must never fail.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "judge/expectations.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<flce::PinnedCase> pinned;
+  try {
+    pinned = flce::parse_expectations(std::string_view(reinterpret_cast<const char*>(data), size));
+  } catch (const flce::CaseError&) {
+    return 0;
+  }
+  for (auto& p : pinned) {
+    if (p.case_file.empty() || p.subject.empty()) std::abort();  // parse_expectations promises both
+    for (auto& e : p.expect) {
+      if (e.outcome.empty() || (e.device != "any" && e.device != "cpu" && e.device != "cuda")) std::abort();
+      // Versions to try: the range itself stripped of operators, and a few fixed ones.
+      std::string v;
+      for (char ch : e.torch) v += (ch == '<' || ch == '>' || ch == '=' || ch == '!') ? ' ' : ch;
+      for (const std::string& tv : {v.substr(v.find_first_not_of(' ') == std::string::npos ? v.size() : v.find_first_not_of(' ')),
+                                    std::string("2.13.0+cpu"), std::string("")}) {
+        for (bool cuda : {false, true}) {
+          const flce::Expectation* x = flce::expectation_here(p.expect, tv, cuda);
+          if (x && (x < p.expect.data() || x >= p.expect.data() + p.expect.size())) std::abort();
+        }
+      }
+    }
+  }
+  return 0;
+}

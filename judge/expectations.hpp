@@ -1,0 +1,34 @@
+// corpus/expectations.json, the pinned corpus: which case file, through which subject,
+// should show which outcome on which torch and device. One parser for every reader
+// (replay, gate, matrix); the file's format is corpus/README.md's.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "case/case.hpp"
+
+namespace flce {
+
+struct Expectation {
+  std::string torch;  // a version range (">=2.8,<2.13"); empty: any torch
+  std::string device = "any";  // any | cpu | cuda
+  std::string outcome;
+};
+
+struct PinnedCase {
+  std::string case_file;  // relative to the expectations file's folder
+  std::string subject, note;
+  std::vector<Expectation> expect;
+};
+
+// Throws CaseError("expectations[<i>].<field>", rule) for text that is not such a file
+// (not JSON, wrong types, a missing case/subject/outcome, an unknown device); nothing else.
+std::vector<PinnedCase> parse_expectations(std::string_view text);
+// The file at `path`; CaseError("expectations", ...) also when it cannot be read.
+std::vector<PinnedCase> read_expectations(const std::string& path);
+
+// The first expectation that applies on this torch and device; nullptr if none.
+const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda);
+
+}  // namespace flce
