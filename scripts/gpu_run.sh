@@ -12,7 +12,7 @@
 #   FLCE_STEPS (default "gpu_tests bench runs ctest": the GPU suite and the benchmark in one
 #     call). Others: fixes (flce_workaround vs Liger PR
 #     #1328, scripts/compare_fixes.py), campaign (vs Liger on every GPU), gate (Liger PRs
-#     #1324 and #1328 against their merge bases), triage (scripts/gpu_triage.sh), history (scripts/liger_history.sh: pinned
+#     #1324 and #1328 against their merge bases), triage (scripts/gpu_triage.sh), evidence (scripts/gpu_evidence.sh), history (scripts/liger_history.sh: pinned
 #     Liger cases on old trees, two bisects); need .carry/liger* from gpu_prepare.sh.
 #     Steps without gpu_tests/bench/ctest build the flce binary only.
 #   Campaign: FLCE_CAMPAIGN_MIN (2), FLCE_CAMPAIGN_WORKERS (4 per GPU), FLCE_CAMPAIGN_FAMILY (32),
@@ -301,6 +301,14 @@ if want triage && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   rc=$?
   record triage "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; triage-*.log"
   cat "$OUT/triage_run.log"
+fi
+
+# ---- measurements for issues #14-#16 (scripts/gpu_evidence.sh; FLCE_EVIDENCE picks parts) ----
+if want evidence && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
+  FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout "$(left)" bash scripts/gpu_evidence.sh >"$OUT/evidence_run.log" 2>&1
+  rc=$?
+  record evidence "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; evidence.tgz"
+  tail -c 9000 "$OUT/evidence_run.log"
 fi
 
 # ---- everything else ----
