@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/blame.hpp"
 #include "judge/bounds.hpp"
 #include "judge/judge.hpp"
 #include "judge/signature.hpp"
@@ -79,6 +80,9 @@ struct RunReport {
   std::string first_failing_stage;  // empty when nothing failed or the ladder did not run
   bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
   std::string subject_died;         // "<how>@<stage>" when the subject's process died
+  // Per out-of-bounds output: its error next to the other side's, and the side out of line
+  // (eager vs reference-cuda, compiled vs eager; blame.hpp).
+  std::vector<Blame> blames;
   // The one line that identifies what this case shows (for dedup, gating, repro):
   // "pass", "unsupported" (cannot run here: no CUDA, no kernel on this device),
   // "unsupported-by-subject:<param>[+<param>...]" (the case uses a parameter the subject's
