@@ -252,12 +252,13 @@ def fused(x, w, target, bias, ce_weight, o, variant, need, token_grad=None):
         if not want_grad or (variant.drop_last_chunk and n_chunks > 1 and ci == n_chunks - 1):
             continue
 
+        if token_grad is not None:  # reduction="none": fold per-token upstream grad in first,
+            # in fp32: one rounding into the logits dtype, as for mean/sum (MATH.md item 4)
+            tg = token_grad.roll(1) if variant.token_grad_shift else token_grad
+            g = g * tg[s:e].unsqueeze(-1).float()
         g_l = g.to(logits.dtype)  # Liger stores the gradient in the logits buffer
         if scale is not None:
             g_l = g_l * scale.unsqueeze(-1)
-        if token_grad is not None:  # reduction="none": fold per-token upstream grad in first
-            tg = token_grad.roll(1) if variant.token_grad_shift else token_grad
-            g_l = g_l * tg[s:e].unsqueeze(-1).to(g_l.dtype)
         if grad_input is not None or variant.grad_input_unguarded:
             grad_input[s:e] = _grad_input_rows(g_l, w, bias, variant)
         if grad_weight is not None:
