@@ -23,9 +23,9 @@ namespace {
 // Built-ins the emitted script knows by name (flce_subjects/registry.py's BUILTIN); other
 // names are checked against the runner, which costs starting the interpreter.
 constexpr const char* kScriptSubjects[] = {"model", "model-bug-smoothing", "model-bug-bf16-accum", "model-bug-drop-chunk",
-                                           "model-bug-second-shape",
-                                           "model-dtype-out", "liger", "torch-native", "aten-dtype-out", "segfault", "hang",
-                                           "cuda-oob"};
+                                           "model-bug-second-shape", "model-bug-token-grad-rows", "model-bug-autocast-no-bias",
+                                           "model-bug-input-no-grad", "model-dtype-out", "liger", "torch-native", "aten-dtype-out",
+                                           "segfault", "hang", "cuda-oob"};
 
 std::string base_subject(std::string s) {
   const std::string suffix = "+workaround";

@@ -397,6 +397,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
         for (auto& out : orc.value("outputs", nlohmann::json::array()))
           if (out.value("finding", "ok") != "ok") {
             detail = fmt::format("{} {}: {}", orc.value("oracle", ""), out.value("output", ""), out.value("detail", ""));
+            if (out.contains("verdict")) detail += " | " + out["verdict"].get<std::string>();  // judge/blame.hpp
             break;
           }
       if (!detail.empty()) break;

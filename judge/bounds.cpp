@@ -83,6 +83,9 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
   const bool want_gi = c.requires_grad.input, want_gw = c.requires_grad.weight,
              want_gb = c.bias && c.requires_grad.bias;
   const DType acc_w = c.accum_dtype.value_or(c.weight_dtype);
+  // Autocast rounds an operand wider than the logits dtype (fp32 x, W) into it before each
+  // GEMM: u_c relative on every product term that operand enters (MATH.md items 1 and 5).
+  const double u_xop = c.input_dtype != logits_dtype(c) ? uc : 0.0, u_wop = c.weight_dtype != logits_dtype(c) ? uc : 0.0;
   const double u_accw = std::max(dtype_eps(acc_w), ua);
 
   Bounds bd;
@@ -119,7 +122,7 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       // logit error: fp32 dot of H terms, rounding into the logits dtype, fp32 softcap evaluation
       // (softcap: the capped logit may be stored in the logits dtype again)
       // (bias: x@W^T may be rounded before the bias add, and again after it)
-      dz[static_cast<size_t>(j)] = gamma_prob(static_cast<double>(H + 1), ua) * mag + uc * std::fabs(acc) +
+      dz[static_cast<size_t>(j)] = (gamma_prob(static_cast<double>(H + 1), ua) + u_xop + u_wop) * mag + uc * std::fabs(acc) +
                                    (c.bias ? uc * std::fabs(acc - in.bias[static_cast<size_t>(j)]) : 0.0) +
                                    (c.softcap ? uc * std::fabs(cap[static_cast<size_t>(j)]) : 0.0);
       m = std::max(m, cap[static_cast<size_t>(j)]);
@@ -255,6 +258,8 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
   }
   if (c.return_predicted_tokens) bd.elem["predicted_tokens"] = Tensor64{{BT}, DType::I64, std::vector<double>(static_cast<size_t>(BT), 0.0)};
   // grad_input sums V products per element; grad_weight/grad_bias sum BT, possibly in the weight dtype.
+  for (size_t k = 0; k < gi_e.size(); ++k) gi_e[k] += u_wop * gi_m[k];  // G @ W: W rounded under autocast
+  for (size_t k = 0; k < gw_e.size(); ++k) gw_e[k] += u_xop * gw_m[k];  // G^T @ x: x rounded likewise
   if (want_gi) {
     finish(gi_e, gi_m, static_cast<double>(V), ua, c.input_dtype);
     bd.elem["grad_input"] = Tensor64{{BT, H}, c.input_dtype, std::move(gi_e)};

@@ -60,6 +60,17 @@ std::string failure_word(const OracleOutcome& o) {
   return "ok";
 }
 
+// The three-way verdict of one out-of-bounds output: errors per oracle (null: did not run).
+void add_blame(nlohmann::ordered_json& out, const Blame& b) {
+  nlohmann::ordered_json by;
+  by[b.oracle] = b.ratio;
+  by[b.against] = b.against_ran ? nlohmann::ordered_json(b.against_ratio) : nlohmann::ordered_json();
+  out["err_over_bound_by_oracle"] = by;
+  if (b.against_ran) out["against_finding"] = b.against_finding;
+  out["guilty"] = b.guilty;
+  out["verdict"] = b.line;
+}
+
 }  // namespace
 
 bool RunReport::all_pass() const {
@@ -204,6 +215,12 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     }
     rep.oracles.push_back(o);
   }
+  {
+    std::vector<const OracleVerdict*> verdicts;
+    for (auto& o : rep.oracles)
+      if (o.verdict) verdicts.push_back(&*o.verdict);
+    rep.blames = blame(verdicts);
+  }
   // Outcome line: a dead subject process; else a parameter the subject lacks (the case says
   // nothing about the subject, whatever another oracle did); else the first failing oracle.
   std::vector<std::string> lacks;
@@ -259,6 +276,7 @@ std::string report_table(const RunReport& r) {
       oracle = "";
     }
   }
+  for (auto& b : r.blames) s += fmt::format("verdict {} {}: {}\n", b.oracle, b.output, b.line);
   if (!r.ladder.empty()) {
     s += "backend ladder:";
     for (auto& st : r.ladder) s += fmt::format(" {}={}", st.backend, st.pass ? "ok" : st.what);
@@ -305,10 +323,13 @@ nlohmann::ordered_json report_json(const RunReport& r) {
       oj["pass"] = o.verdict->pass();
       oj["vs_eager"] = o.vs_eager;
       auto outs = nlohmann::ordered_json::array();
-      for (auto& v : o.verdict->outputs)
+      for (auto& v : o.verdict->outputs) {
         outs.push_back({{"output", v.output}, {"finding", name(v.finding)}, {"dtype", dtype_name(v.dtype)},
                         {"max_abs_err", v.max_abs_err}, {"max_ulp", v.max_ulp}, {"rel_fro", v.rel_fro},
                         {"err_over_bound", v.worst_ratio}, {"bound_at_worst", v.bound_at_worst}, {"detail", v.detail}});
+        for (auto& b : r.blames)
+          if (b.oracle == o.oracle && b.output == v.output) add_blame(outs.back(), b);
+      }
       for (size_t k = 0; k < outs.size(); ++k) {  // the worst element, for flce report's observed vs expected
         const auto& v = o.verdict->outputs[k];
         if (v.worst_index < 0) continue;

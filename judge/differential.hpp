@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/blame.hpp"
 #include "judge/bounds.hpp"
 #include "judge/judge.hpp"
 #include "judge/signature.hpp"
@@ -100,6 +101,9 @@ struct RunReport {
   std::string ladder_signature;
   RunTiming timing;
   std::string subject_died;         // "<how>@<stage>" when the subject's process died
+  // Per out-of-bounds output: its error next to the other side's, and the side out of line
+  // (eager vs reference-cuda, compiled vs eager; blame.hpp).
+  std::vector<Blame> blames;
   // The one line that identifies what this case shows (for dedup, gating, repro):
   // "pass", "unsupported" (cannot run here: no CUDA, no kernel on this device),
   // "unsupported-by-subject:<param>[+<param>...]" (the case uses a parameter the subject's

@@ -36,6 +36,9 @@ class Variant:
     drop_last_chunk: bool = False  # planted bug: last chunk's gradient never added
     max_chunk: Optional[int] = None  # cap on the heuristic (forces >1 chunk on tiny shapes)
     same_dtype_via_dtype_out: bool = False  # Liger PR #1324: same-dtype accum via addmm.dtype_out
+    token_grad_shift: bool = False  # planted bug: reduction="none" upstream grad applied one row off
+    amp_no_bias_mm_fp32: bool = False  # planted bug: no-bias branch multiplies the bf16 grad by fp32 w, AMP off
+    grad_input_unguarded: bool = False  # planted bug: grad_input written even when x needs no grad
 
 
 BASE = Variant()
@@ -249,13 +252,15 @@ def fused(x, w, target, bias, ce_weight, o, variant, need, token_grad=None):
         if not want_grad or (variant.drop_last_chunk and n_chunks > 1 and ci == n_chunks - 1):
             continue
 
+        if token_grad is not None:  # reduction="none": fold per-token upstream grad in first,
+            # in fp32: one rounding into the logits dtype, as for mean/sum (MATH.md item 4)
+            tg = token_grad.roll(1) if variant.token_grad_shift else token_grad
+            g = g * tg[s:e].unsqueeze(-1).float()
         g_l = g.to(logits.dtype)  # Liger stores the gradient in the logits buffer
         if scale is not None:
             g_l = g_l * scale.unsqueeze(-1)
-        if token_grad is not None:  # reduction="none": fold per-token upstream grad in first
-            g_l = g_l * token_grad[s:e].unsqueeze(-1).to(g_l.dtype)
-        if grad_input is not None:
-            grad_input[s:e] = g_l @ w
+        if grad_input is not None or variant.grad_input_unguarded:
+            grad_input[s:e] = _grad_input_rows(g_l, w, bias, variant)
         if grad_weight is not None:
             if variant.accum_in_logits_dtype and gw_dtype == torch.float32 and g_l.dtype in LOW_PRECISION:
                 if low_acc is None:
@@ -279,6 +284,15 @@ def fused(x, w, target, bias, ce_weight, o, variant, need, token_grad=None):
         grad_weight.to(w.dtype) if grad_weight is not None else None,
         grad_bias.to(bias.dtype) if grad_bias is not None else None,
     )
+
+
+def _grad_input_rows(g_l, w, bias, variant):
+    """d(loss)/dx for one chunk: g_l @ w (autocast aligns a bf16/fp16 g_l with fp32 w)."""
+    dev = w.device.type
+    if variant.amp_no_bias_mm_fp32 and bias is None and torch.is_autocast_enabled(dev):
+        with torch.autocast(dev, enabled=False):  # the bias branch casts w; this one forgets
+            return torch.mm(g_l, w)
+    return g_l @ w
 
 
 def _autocast_state(device_type):

@@ -264,6 +264,38 @@ class Registry(unittest.TestCase):
         self.assertTrue(sys.modules["plugtree"].__file__.startswith(os.path.abspath(one)))
 
 
+class PlantedBugs(unittest.TestCase):
+    """Each planted bug differs from `model` in its trigger configuration only."""
+
+    def differs(self, subject, case):
+        t = casegen.tensors(case)
+        good, bad = (runner.run(case, t, s, "eager", None, None) for s in ("model", subject))
+        self.assertEqual(good["status"], "ok", good.get("error"))
+        if bad["status"] != "ok":
+            return bad["error"]["chain"][-1]["message"] if "error" in bad else bad["status"]
+        for name, v in good["outputs"].items():
+            if not torch.equal(v, bad["outputs"][name]):
+                return name
+        return None
+
+    def test_token_grad_rows(self):
+        s = "model-bug-token-grad-rows"
+        self.assertEqual(self.differs(s, casegen.case(reduction="none", **FP32)), "grad_input")
+        self.assertIsNone(self.differs(s, casegen.case(reduction="none", token_grad="ones", **FP32)))
+        self.assertIsNone(self.differs(s, casegen.case(reduction="sum", **FP32)))
+
+    def test_autocast_no_bias(self):
+        s = "model-bug-autocast-no-bias"
+        self.assertIn("to have the same dtype", self.differs(s, casegen.case(autocast="bf16", **FP32)))
+        self.assertIsNone(self.differs(s, casegen.case(autocast="bf16", bias=True, **FP32)))
+        self.assertIsNone(self.differs(s, casegen.case(**FP32)))
+
+    def test_input_no_grad(self):
+        s = "model-bug-input-no-grad"
+        self.assertIn("NoneType", self.differs(s, casegen.case(requires_grad={"input": False}, **FP32)))
+        self.assertIsNone(self.differs(s, casegen.case(**FP32)))
+
+
 class Runner(unittest.TestCase):
     def run_case(self, case, subject, mode="eager", subject_path=None, tensors=None, backend=None):
         return runner.run(case, tensors if tensors is not None else casegen.tensors(case), subject, mode, backend,

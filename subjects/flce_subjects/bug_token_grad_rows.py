@@ -1,0 +1,13 @@
+"""`model-bug-token-grad-rows`: Planted bug: under reduction="none" the per-token upstream
+gradient is applied one row off (rolled by one), so grad_input/grad_weight/grad_bias are
+wrong only when reduction is none and the upstream gradient is not uniform.
+"""
+from . import model
+
+VARIANT = model.Variant(name="model-bug-token-grad-rows", token_grad_shift=True)
+flce = model.subject(VARIANT)
+supports = model.supports
+
+
+def version():
+    return f"{model.VERSION}+{VARIANT.name}"
