@@ -123,9 +123,6 @@ int serve_worker(const CampaignWorkerOptions& o) {
     opt.subject_path = o.subject_path;
     opt.ladder_memo = &memo;
     opt.stop_when_subject_dies = true;
-    // FLCE_FUZZ_COMPILED=0 (as for subject_fuzzer): eager only. Stand-in until --lanes eager=N.
-    static const bool compiled = !std::getenv("FLCE_FUZZ_COMPILED") || std::string(std::getenv("FLCE_FUZZ_COMPILED")) != "0";
-    opt.compiled = compiled;
     opt.on_stage = [&](const std::string& s) {
       stage = s;
       emit({{"key", key}, {"stage", s}});

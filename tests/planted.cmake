@@ -2,10 +2,7 @@
 # must be found within 60 s on 2 workers with the right outcome, every finding must be that
 # bug's, and unmutated `model` must give no finding in the same budget. Included from
 # tests/CMakeLists.txt, this file registers the tests; with -P -DPART=<subject> it is the test.
-# Eager only: FLCE_FUZZ_COMPILED=0 (campaign_worker.cpp), until `--lanes eager=2` replaces it.
-# --family 1: families only amortize compiles; with 32 the first 6 families (192 cases) are
-# the plain configurations (mean, every input requiring grad, no autocast), where none of
-# these bugs can show, and a family's configuration (autocast: ~3% of them) is drawn once.
+# Eager only: `--lanes eager=2` (plain cases from the eager lane's stream, never a compile).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   foreach(part model-bug-token-grad-rows model-bug-autocast-no-bias model-bug-input-no-grad model)
     add_test(NAME planted_campaign_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce>
@@ -32,9 +29,8 @@ set(rc_want 1)
 if(PART STREQUAL "model")
   set(rc_want 0)
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -E env FLCE_FUZZ_COMPILED=0
-                        ${FLCE} campaign --minutes 1 --out ${D} --corpus ${WORK}/empty --subject ${PART} --workers 2
-                        --family 1 --seed 1 --minimize-s 0 --quiet
+execute_process(COMMAND ${FLCE} campaign --minutes 1 --out ${D} --corpus ${WORK}/empty --subject ${PART} --lanes eager=2
+                        --seed 1 --minimize-s 0 --quiet
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message(STATUS "flce campaign --subject ${PART} (eager only, 2 workers, 60 s): exit ${rc}\n${out}")
 file(READ ${D}/report.json rj)
