@@ -49,6 +49,7 @@ void add_gate_commands(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   g->callback([mb] {
+    if (!check_out_option(out, "--out", "gate")) return;
     GateOptions opt;
     opt.cuda = device == "cuda";
     try {

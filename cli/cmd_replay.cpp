@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "case/expectations.hpp"
 #include "cli/commands.hpp"
 #include "judge/differential.hpp"
 #include "oracles/subject_worker.hpp"
@@ -30,64 +31,58 @@ std::string verdict_of(const Pinned& p, const std::string& got) {
 }  // namespace
 
 int replay_corpus(const std::string& file, const std::string& only, bool as_json, bool expected_only) {
-  {
-    std::ifstream in(file);
-    if (!in) throw CaseError("expectations", "cannot read " + file);
-    nlohmann::json j = nlohmann::json::parse(in);
-    const std::string dir = file.substr(0, file.find_last_of('/') + 1);
-    SubjectWorker& host = default_subject_worker();
-    const std::string tv = host.torch_version();
-    const bool cuda = host.cuda_available();
-    int bad = 0, n = 0;
-    if (!as_json) std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
-    for (auto& e : j) {
-      Pinned p;
-      p.file = e.at("case").get<std::string>();
-      if (!only.empty() && p.file.find(only) == std::string::npos) continue;
-      p.subject = e.at("subject").get<std::string>();
-      std::string device = "cpu";
-      for (auto& x : e.at("expect")) {
-        std::string dev = x.value("device", "any");
-        if (version_in_range(tv, x.value("torch", "")) && (dev == "any" || dev == (cuda ? "cuda" : "cpu"))) {
-          p.expected = x.at("outcome").get<std::string>();
-          p.has_expectation = true;
-          break;
-        }
-      }
-      Case c = from_json_file(dir + p.file);
-      if (expected_only) {  // what the corpus says this torch and device show, without running
-        if (as_json)
-          std::printf("%s\n", nlohmann::ordered_json{{"case", p.file}, {"subject", p.subject}, {"expected", p.expected},
-                                                     {"torch", tv}, {"device", cuda ? "cuda" : "cpu"}}
-                                   .dump()
-                                   .c_str());
-        else
-          std::printf("%-44s %-16s %-12s %s\n", p.file.c_str(), p.subject.c_str(), "expected",
-                      p.has_expectation ? p.expected.c_str() : "- (no expectation here)");
-        continue;
-      }
-      if (c.device == Device::CUDA && !cuda) {
-        std::printf("%-44s %-16s %-12s %s\n", p.file.c_str(), p.subject.c_str(), "skipped", "needs CUDA (runs on the GPU box)");
-        continue;
-      }
-      RunOptions opt;
-      opt.subject = p.subject;
-      RunReport rep = run_case(c, opt);
-      std::string v = verdict_of(p, rep.outcome);
-      ++n;
-      if (v == "regressed" || v == "changed") ++bad;
-      if (as_json) {
-        nlohmann::ordered_json o{{"case", p.file}, {"subject", p.subject}, {"verdict", v}, {"outcome", rep.outcome},
-                                 {"expected", p.expected}, {"torch", tv}};
-        std::printf("%s\n", o.dump().c_str());
-      } else {
-        std::printf("%-44s %-16s %-12s %s%s\n", p.file.c_str(), p.subject.c_str(), v.c_str(), rep.outcome.c_str(),
-                    v == "as-expected" ? "" : fmt::format(" (expected {})", p.has_expectation ? p.expected : "-").c_str());
+  // The whole file and every case it names are checked before the subject host starts.
+  const std::vector<PinnedCase> pinned = load_expectations(file);
+  SubjectWorker& host = default_subject_worker();
+  const std::string tv = host.torch_version();
+  const bool cuda = host.cuda_available();
+  int bad = 0, n = 0;
+  if (!as_json) std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
+  for (const PinnedCase& e : pinned) {
+    Pinned p;
+    p.file = e.file;
+    if (!only.empty() && p.file.find(only) == std::string::npos) continue;
+    p.subject = e.subject;
+    for (auto& x : e.expect) {
+      if (version_in_range(tv, x.torch) && (x.device == "any" || x.device == (cuda ? "cuda" : "cpu"))) {
+        p.expected = x.outcome;
+        p.has_expectation = true;
+        break;
       }
     }
-    if (!expected_only) std::printf("%d replayed, %d regressed or changed\n", n, bad);
-    return bad ? kFinding : kOk;
+    const Case& c = e.c;
+    if (expected_only) {  // what the corpus says this torch and device show, without running
+      if (as_json)
+        std::printf("%s\n", nlohmann::ordered_json{{"case", p.file}, {"subject", p.subject}, {"expected", p.expected},
+                                                   {"torch", tv}, {"device", cuda ? "cuda" : "cpu"}}
+                                 .dump()
+                                 .c_str());
+      else
+        std::printf("%-44s %-16s %-12s %s\n", p.file.c_str(), p.subject.c_str(), "expected",
+                    p.has_expectation ? p.expected.c_str() : "- (no expectation here)");
+      continue;
+    }
+    if (c.device == Device::CUDA && !cuda) {
+      std::printf("%-44s %-16s %-12s %s\n", p.file.c_str(), p.subject.c_str(), "skipped", "needs CUDA (runs on the GPU box)");
+      continue;
+    }
+    RunOptions opt;
+    opt.subject = p.subject;
+    RunReport rep = run_case(c, opt);
+    std::string v = verdict_of(p, rep.outcome);
+    ++n;
+    if (v == "regressed" || v == "changed") ++bad;
+    if (as_json) {
+      nlohmann::ordered_json o{{"case", p.file}, {"subject", p.subject}, {"verdict", v}, {"outcome", rep.outcome},
+                               {"expected", p.expected}, {"torch", tv}};
+      std::printf("%s\n", o.dump().c_str());
+    } else {
+      std::printf("%-44s %-16s %-12s %s%s\n", p.file.c_str(), p.subject.c_str(), v.c_str(), rep.outcome.c_str(),
+                  v == "as-expected" ? "" : fmt::format(" (expected {})", p.has_expectation ? p.expected : "-").c_str());
+    }
   }
+  if (!expected_only) std::printf("%d replayed, %d regressed or changed\n", n, bad);
+  return bad ? kFinding : kOk;
 }
 
 void add_replay_command(CLI::App& app) {
@@ -99,7 +94,14 @@ void add_replay_command(CLI::App& app) {
   r->add_option("--only", only, "Replay only entries whose case path contains this text");
   r->add_flag("--json", as_json, "JSON lines, one per case");
   r->add_flag("--expected", expected_only, "Print each case's expected outcome on this torch and device; run nothing");
-  r->callback([] { exit_code() = replay_corpus(file, only, as_json, expected_only); });
+  r->callback([] {
+    try {
+      exit_code() = replay_corpus(file, only, as_json, expected_only);
+    } catch (const CaseError& e) {  // the expectations file or a case it names; nothing ran
+      std::fprintf(stderr, "flce replay: %s\n", e.what());
+      exit_code() = kBadInput;
+    }
+  });
 }
 
 }  // namespace flce::cli

@@ -43,13 +43,14 @@ void add_run_commands(CLI::App& app) {
     r->add_flag("--no-ladder", no_ladder, "Do not walk the backend ladder on compiled failures");
     r->callback([] {
       Case c = file.empty() ? example_case() : from_json_file(file);
+      if (!resolve_subject_git(subject_git, subject_path, "run")) return;  // before the host starts
       std::string why;
       if (!known_subject(subject, &why)) {
         std::fprintf(stderr, "flce run: %s\n", why.c_str());
         exit_code() = kBadInput;
         return;
       }
-      if (!resolve_subject_git(subject_git, subject_path, "run")) return;
+      if (!check_subject_usable(subject, subject_path, "run")) return;
       RunOptions opt;
       opt.subject = subject;
       opt.subject_path = subject_path;

@@ -52,6 +52,7 @@ struct Finding {
 struct CampaignState {
   std::string subject, subject_path;
   uint64_t family_size = 1;  // what a sample index means (sampler.hpp); fixed for a campaign
+  std::string device;        // of the sampled cases ("cpu", "cuda"); "" in states written before it
   std::map<uint64_t, SeedCursor> seeds;
   std::set<std::string> corpus_done;
   int64_t cases_done = 0, runs = 0, worker_restarts = 0;

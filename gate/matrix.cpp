@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "case/expectations.hpp"
 #include "oracles/subject_worker.hpp"
 #include "report/markdown.hpp"
 
@@ -19,18 +20,13 @@ namespace flce {
 namespace fs = std::filesystem;
 
 std::vector<MatrixRow> matrix_rows_from_corpus(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw CaseError("corpus", "cannot read " + file);
-  nlohmann::json j = nlohmann::json::parse(in);
-  const std::string dir = fs::path(file).parent_path().string();
   std::vector<MatrixRow> rows;
-  for (auto& e : j) {
+  for (auto& p : load_expectations(file)) {
     MatrixRow r;
-    r.id = e.at("case").get<std::string>();
-    r.subject = e.at("subject").get<std::string>();
-    r.c = from_json_file(dir + "/" + r.id);
-    for (auto& x : e.at("expect"))
-      r.expect.push_back({x.value("torch", ""), x.value("device", "any"), x.at("outcome").get<std::string>()});
+    r.id = p.file;
+    r.subject = p.subject;
+    r.c = p.c;
+    for (auto& x : p.expect) r.expect.push_back({x.torch, x.device, x.outcome});
     rows.push_back(std::move(r));
   }
   return rows;
