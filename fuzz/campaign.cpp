@@ -173,11 +173,11 @@ void Campaign::load_state() {
     // Input validation (#15): a resume with another flag than the campaign's is refused, naming
     // the flag, before anything under --out is written.
     auto changed = [&](const char* flag, const std::string& now, const std::string& was) {
-      throw CampaignInputError(fmt::format("{} {}: {} holds a campaign with {} '{}'; use that or another --out", flag, now,
+      throw CampaignInputError(fmt::format("{} {}: {} holds a campaign with {} {}; use that or another --out", flag, now,
                                            dir_.string(), flag, was));
     };
-    if (st_.subject != o_.subject) changed("--subject", o_.subject, st_.subject);
-    if (st_.subject_path != o_.subject_path) changed("--subject-path", o_.subject_path, st_.subject_path);
+    if (st_.subject != o_.subject) changed("--subject", o_.subject, "'" + st_.subject + "'");
+    if (st_.subject_path != o_.subject_path) changed("--subject-path", o_.subject_path, "'" + st_.subject_path + "'");
     if (st_.family_size != o_.family_size)  // sample k would be another case
       changed("--family", std::to_string(o_.family_size), std::to_string(st_.family_size));
     if (!st_.seeds.empty() && !st_.seeds.count(o_.seed)) {  // merged states hold several seeds; any of them resumes
@@ -186,7 +186,7 @@ void Campaign::load_state() {
       changed("--seed", std::to_string(o_.seed), seeds);
     }
     if (!st_.device.empty() && st_.device != (o_.cuda ? "cuda" : "cpu"))  // sample k would run elsewhere
-      changed("--device", o_.cuda ? "cuda" : "cpu", st_.device);
+      changed("--device", o_.cuda ? "cuda" : "cpu", "'" + st_.device + "'");
   } else {
     st_.subject = o_.subject;
     st_.subject_path = o_.subject_path;

@@ -162,9 +162,9 @@ campaign_row(campaign-resume-subject "--subject torch-native: ${CAMP} holds a ca
              ${FLCE} campaign --minutes 1 --out ${CAMP} --subject torch-native --seed 5 --quiet)
 campaign_row(campaign-resume-subject-path "--subject-path ${W}: ${CAMP} holds a campaign with --subject-path ''" ${C}
              --subject-path ${W})
-campaign_row(campaign-resume-seed "--seed 6: ${CAMP} holds a campaign with --seed '5'"
+campaign_row(campaign-resume-seed "--seed 6: ${CAMP} holds a campaign with --seed 5"
              ${FLCE} campaign --minutes 1 --out ${CAMP} --subject model --seed 6 --quiet)
-campaign_row(campaign-resume-family "--family 8: ${CAMP} holds a campaign with --family '32'" ${C} --family 8)
+campaign_row(campaign-resume-family "--family 8: ${CAMP} holds a campaign with --family 32" ${C} --family 8)
 campaign_row(campaign-resume-device "--device cuda: ${CAMP} holds a campaign with --device 'cpu'" ${C} --device cuda)
 campaign_row(campaign-resume-corpus "--corpus: case ${W}/corpus-bad/range.json" ${C} --corpus ${W}/corpus-bad)
 campaign_row(campaign-resume-gpus "--gpus 1: no GPU visible here" ${CMAKE_COMMAND} -E env CUDA_VISIBLE_DEVICES= ${C} --gpus 1)
