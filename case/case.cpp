@@ -345,10 +345,14 @@ Case from_json(const std::string& text) {
 
 Case from_json_file(const std::string& path) {
   std::ifstream f(path);
-  if (!f) throw CaseError("case", "cannot read file " + path);
+  if (!f) throw CaseError(path, "cannot read the case file");
   std::stringstream ss;
   ss << f.rdbuf();
-  return from_json(ss.str());
+  try {
+    return from_json(ss.str());
+  } catch (const CaseError& e) {  // the message names the file too: "PATH: field: rule"
+    throw CaseError(path, e.what());
+  }
 }
 
 Case example_case() {

@@ -114,10 +114,14 @@ Sequence any_case_from_json(const std::string& text) {
 
 Sequence any_case_from_json_file(const std::string& path) {
   std::ifstream f(path);
-  if (!f) throw CaseError("case", "cannot read file " + path);
+  if (!f) throw CaseError(path, "cannot read the case file");
   std::stringstream ss;
   ss << f.rdbuf();
-  return any_case_from_json(ss.str());
+  try {
+    return any_case_from_json(ss.str());
+  } catch (const CaseError& e) {  // the message names the file too: "PATH: field: rule"
+    throw CaseError(path, e.what());
+  }
 }
 
 }  // namespace flce

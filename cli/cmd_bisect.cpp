@@ -34,6 +34,7 @@ void add_bisect_command(CLI::App& app) {
   b->add_flag("--no-ladder", no_ladder, "Do not walk the backend ladder on compiled failures");
   b->add_flag("-q,--quiet", quiet, "No per-step progress on stderr");
   b->callback([] {
+    if (!check_out_option(out, "--out", "bisect")) return;
     o.c = from_json_file(o.case_file);
     o.eager = !no_eager;
     o.compiled = !no_compiled;

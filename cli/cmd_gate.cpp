@@ -54,6 +54,7 @@ void add_gate_commands(CLI::App& app) {
                 "eager,compiled (also the compiled run and the backend ladder)")
       ->capture_default_str();
   g->callback([mb] {
+    if (!check_out_option(out, "--out", "gate")) return;
     GateOptions opt;
     opt.cuda = device == "cuda";
     if (lanes != "eager" && lanes != "compiled" && lanes != "eager,compiled" && lanes != "compiled,eager") {

@@ -38,6 +38,7 @@ void add_matrix_commands(CLI::App& app) {
   m->callback([] {
     namespace fs = std::filesystem;
     MatrixOptions opt;
+    if (!check_out_option(out, "--out", "matrix") || !check_dir_option(envs_dir, "--envs", "matrix")) return;
     if (!resolve_subject_git(subject_git, subject_path, "matrix")) return;
     opt.subject_path = subject_path;
     opt.jobs = jobs;

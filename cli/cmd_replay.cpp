@@ -34,14 +34,15 @@ std::string verdict_of(const Pinned& p, const std::string& got) {
 
 int replay_corpus(const std::string& file, const std::string& only, bool as_json, bool expected_only) {
   {
-    const std::vector<PinnedCase> pinned = read_expectations(file);
-    const std::string dir = file.substr(0, file.find_last_of('/') + 1);
+    // The whole file and every case it names are checked before the subject host starts.
+    const std::vector<LoadedPin> pinned = load_expectations(file);
     SubjectWorker& host = default_subject_worker();
     const std::string tv = host.torch_version();
     const bool cuda = host.cuda_available();
     int bad = 0, n = 0;
     if (!as_json) std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
-    for (auto& e : pinned) {
+    for (auto& lp : pinned) {
+      const PinnedCase& e = lp.pin;
       Pinned p;
       p.file = e.case_file;
       if (!only.empty() && p.file.find(only) == std::string::npos) continue;
@@ -50,7 +51,7 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
         p.expected = x->outcome;
         p.has_expectation = true;
       }
-      const Sequence seq = any_case_from_json_file(dir + p.file);  // a plain case or a sequence case
+      const Sequence& seq = lp.calls;  // a plain case or a sequence case
       const Case& c = seq.last();
       if (expected_only) {  // what the corpus says this torch and device show, without running
         if (as_json)

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -84,12 +85,14 @@ void repro(ReproArgs a) {
   const Sequence seq = any_case_from_json_file(a.file);  // a sequence case: its calls in order, the last judged
   const Case& c = seq.last();
   auto run = [&] { return run_sequence(seq, run_options(a.subject, a.subject_path)).last; };
+  if (!check_out_file_option(a.out, "--out", "repro")) return;
   if (a.dump) {  // no subject involved: the inputs flce generates for this case
     std::printf("%s", input_dump(c).c_str());
     return;
   }
-  if (!check_subject(a.subject, "repro", !a.emit)) return;
   if (!resolve_subject_git(a.subject_git, a.subject_path, "repro")) return;
+  if (!check_subject(a.subject, "repro", !a.emit)) return;
+  if (!a.emit && !check_subject_usable(a.subject, a.subject_path, "repro")) return;
   std::string from = "--expect";
   std::vector<ExpectedOutcome> expect;
   if (!a.expect.empty()) expect = {{"", "any", a.expect}};
@@ -151,8 +154,19 @@ struct MinimizeArgs {
 
 void minimize_verb(MinimizeArgs a) {
   Case c = from_json_file(a.file);
-  if (!check_subject(a.subject, "minimize", true)) return;
+  if (!check_out_file_option(a.out, "--out", "minimize")) return;
+  if (!a.pin.empty()) {  // refused now, not after the budget is spent (pin_case checks again)
+    if (!check_dir_option(a.corpus, "--corpus", "minimize")) return;
+    if (!std::regex_match(a.pin, std::regex("[A-Za-z0-9][A-Za-z0-9._-]{0,99}"))) {
+      std::fprintf(stderr, "flce minimize: --pin %s: must be letters, digits, '.', '_', '-' (not starting with a symbol)\n",
+                   a.pin.c_str());
+      exit_code() = kBadInput;
+      return;
+    }
+  }
   if (!resolve_subject_git(a.subject_git, a.subject_path, "minimize")) return;
+  if (!check_subject(a.subject, "minimize", true)) return;
+  if (!check_subject_usable(a.subject, a.subject_path, "minimize")) return;
   SubjectWorker& host = default_subject_worker();
   const RunOptions opt = run_options(a.subject, a.subject_path);
   MinimizeOptions mo;

@@ -88,13 +88,14 @@ void add_run_commands(CLI::App& app) {
     r->callback([] {
       const Sequence seq = file.empty() ? Sequence{{example_case()}} : any_case_from_json_file(file);
       const Case& c = seq.last();
+      if (!resolve_subject_git(subject_git, subject_path, "run")) return;  // before the host starts
       std::string why;
       if (!known_subject(subject, &why)) {
         std::fprintf(stderr, "flce run: %s\n", why.c_str());
         exit_code() = kBadInput;
         return;
       }
-      if (!resolve_subject_git(subject_git, subject_path, "run")) return;
+      if (!check_subject_usable(subject, subject_path, "run")) return;
       RunOptions opt;
       opt.subject = subject;
       opt.subject_path = subject_path;

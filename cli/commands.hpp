@@ -37,9 +37,19 @@ void add_bisect_command(CLI::App& app);     // bisect (first commit of a reposit
 void add_report_command(CLI::App& app);     // report (a finding as an upstream issue body)
 // --subject-git REPO@REF (cli/subject_git.cpp): the option, and its resolution into the
 // subject path (REF's exported tree; `subject_path`, when given, is a directory inside it).
-// false, with the message printed and exit code 2 set, on bad input.
+// false, with the message printed and exit code 2 set, on bad input; without a spec, a
+// --subject-path that is not a directory is that bad input.
 void add_subject_git_option(CLI::App* cmd, std::string& spec);
 bool resolve_subject_git(const std::string& spec, std::string& subject_path, const char* verb);
+// Checks made before anything runs (cli/input_checks.cpp); each prints "flce VERB: FLAG PATH:
+// why" and sets exit code 2 when it returns false. Empty values pass (the flag was not given).
+bool check_dir_option(const std::string& path, const char* flag, const char* verb);    // an existing directory
+bool check_out_option(const std::string& path, const char* flag, const char* verb);    // a directory or nothing yet
+bool check_file_option(const std::string& path, const char* flag, const char* verb);   // a readable regular file
+bool check_out_file_option(const std::string& path, const char* flag, const char* verb);  // a file to write
+// The subject host's `capabilities` answer: refuses a subject whose plug-in cannot be imported,
+// lacks the attribute named, or whose callable cannot take FLCE's call (params.py). Starts the host.
+bool check_subject_usable(const std::string& subject, const std::string& subject_path, const char* verb);
 // Every verb's --help ends with what its exit codes mean (cli/exit_codes.cpp).
 void add_exit_code_footers(CLI::App& app);  // bench, reference-cuda (need CUDA)
 

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? kOk : kBadInput;
   } catch (const flce::CaseError& e) {
-    std::fprintf(stderr, "flce: invalid case: %s\n", e.what());
+    std::fprintf(stderr, "flce: bad input: %s\n", e.what());  // a case or an expectations file
     return kBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "flce: error: %s\n", e.what());

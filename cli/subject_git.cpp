@@ -16,7 +16,7 @@ void add_subject_git_option(CLI::App* cmd, std::string& spec) {
 }
 
 bool resolve_subject_git(const std::string& spec, std::string& subject_path, const char* verb) {
-  if (spec.empty()) return true;
+  if (spec.empty()) return check_dir_option(subject_path, "--subject-path", verb);
   try {
     SubjectTree t = export_subject_tree(parse_git_spec(spec), subject_path);
     std::fprintf(stderr, "flce %s: --subject-git %s: commit %s (%s), subject path %s\n", verb, spec.c_str(),

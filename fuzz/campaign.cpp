@@ -190,17 +190,29 @@ void Campaign::load_state() {
     } catch (const std::exception& e) {
       throw CampaignInputError(fmt::format("{}: not a campaign state ({})", sp.string(), e.what()));
     }
-    if (st_.subject != o_.subject || st_.subject_path != o_.subject_path)
-      throw CampaignInputError(fmt::format("{} holds a campaign of subject '{}' (path '{}'); use another --out",
-                                           dir_.string(), st_.subject, st_.subject_path));
+    // Input validation (#15): a resume with another flag than the campaign's is refused, naming
+    // the flag, before anything under --out is written.
+    auto changed = [&](const char* flag, const std::string& now, const std::string& was) {
+      throw CampaignInputError(fmt::format("{} {}: {} holds a campaign with {} {}; use that or another --out", flag, now,
+                                           dir_.string(), flag, was));
+    };
+    if (st_.subject != o_.subject) changed("--subject", o_.subject, "'" + st_.subject + "'");
+    if (st_.subject_path != o_.subject_path) changed("--subject-path", o_.subject_path, "'" + st_.subject_path + "'");
     if (st_.family_size != o_.family_size)  // sample k would be another case
-      throw CampaignInputError(fmt::format("--family {}: {} holds a campaign with --family {}; use that or another --out",
-                                           o_.family_size, dir_.string(), st_.family_size));
+      changed("--family", std::to_string(o_.family_size), std::to_string(st_.family_size));
+    if (!st_.seeds.empty() && !st_.seeds.count(o_.seed)) {  // merged states hold several seeds; any of them resumes
+      std::string seeds;
+      for (auto& [s, cur] : st_.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
+      changed("--seed", std::to_string(o_.seed), seeds);
+    }
+    if (!st_.device.empty() && st_.device != (o_.cuda ? "cuda" : "cpu"))  // sample k would run elsewhere
+      changed("--device", o_.cuda ? "cuda" : "cpu", "'" + st_.device + "'");
   } else {
     st_.subject = o_.subject;
     st_.subject_path = o_.subject_path;
     st_.family_size = o_.family_size;
   }
+  st_.device = o_.cuda ? "cuda" : "cpu";
   // A finding directory is renamed into place before state.json names it; one the state
   // does not know is from a run killed in between: adopt it, so no finding is lost.
   for (auto& e : fs::directory_iterator(dir_ / "findings")) {
@@ -235,6 +247,8 @@ void Campaign::load_corpus() {
     Case c;
     try {
       c = from_json_file(p.string());
+    } catch (const CaseError& e) {  // input validation (#15): the message already names the file
+      throw CampaignInputError(fmt::format("--corpus: case {}", e.what()));
     } catch (const std::exception& e) {
       throw CampaignInputError(fmt::format("corpus case {}: {}", p.string(), e.what()));
     }
@@ -664,6 +678,10 @@ CampaignResult Campaign::run() {
   open_dir();
   load_state();
   load_corpus();
+  std::vector<std::string> gpus = visible_gpus();  // checked before state.json is rewritten
+  if (o_.gpus >= 0 && static_cast<size_t>(o_.gpus) < gpus.size()) gpus.resize(static_cast<size_t>(o_.gpus));
+  if (o_.gpus > 0 && gpus.empty())
+    throw CampaignInputError(fmt::format("--gpus {}: no GPU visible here (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus)", o_.gpus));
   ++st_.runs;
   tty_ = !o_.quiet && ::isatty(2) && !std::getenv("CI");
   const int64_t resumed_cases = st_.cases_done;

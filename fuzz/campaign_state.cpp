@@ -85,6 +85,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["subject"] = subject;
   j["subject_path"] = subject_path;
   j["family_size"] = family_size;
+  if (!device.empty()) j["device"] = device;
   j["runs"] = runs;
   j["cases_done"] = cases_done;
   j["elapsed_s"] = elapsed_s;
@@ -137,11 +138,17 @@ nlohmann::ordered_json CampaignState::to_json() const {
 }
 
 CampaignState CampaignState::from_json(const nlohmann::json& j) {
-  if (j.value("schema", "") != "flce-campaign-state/1") throw CampaignStateError("state.json: unknown schema");
+  const std::string schema = j.is_object() && j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
+  if (schema != "flce-campaign-state/1")
+    throw CampaignStateError(schema.rfind("flce-campaign-state/", 0) == 0
+                                 ? "state.json: schema '" + schema + "' is not the one this flce reads (flce-campaign-state/1): "
+                                   "written by another flce version"
+                                 : "state.json: no \"schema\": \"flce-campaign-state/1\"");
   CampaignState s;
   s.subject = j.at("subject").get<std::string>();
   s.subject_path = j.value("subject_path", "");
   s.family_size = integer_at<uint64_t>(j, "family_size", uint64_t{1});  // states written before families
+  s.device = j.value("device", "");
   s.runs = integer_at<int64_t>(j, "runs", int64_t{0});
   s.cases_done = integer_at<int64_t>(j, "cases_done");
   s.elapsed_s = j.at("elapsed_s").get<double>();

@@ -55,6 +55,7 @@ struct Finding {
 struct CampaignState {
   std::string subject, subject_path;
   uint64_t family_size = 1;  // what a sample index means (sampler.hpp); fixed for a campaign
+  std::string device;        // of the sampled cases ("cpu", "cuda"); "" in states written before it
   std::map<uint64_t, SeedCursor> seeds;        // the compiled lane's stream (and the campaign's before lanes)
   std::map<uint64_t, SeedCursor> eager_seeds;  // the eager lane's (lanes.hpp), by the campaign's seed
   std::map<std::string, LaneTotals> lanes;     // by lane name: cases and where their time went

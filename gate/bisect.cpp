@@ -187,6 +187,16 @@ BisectReport run_bisect(const BisectOptions& opt, BisectEvaluator evaluate) {
     throw BisectInputError(fmt::format("{}: --good {} ({}) is not an ancestor of --bad {} ({})", opt.repo, opt.good,
                                        short_id(rep.good_commit), opt.bad, short_id(rep.bad_commit)));
   if (!anc.ok()) throw BisectInputError(fmt::format("{}: git merge-base --is-ancestor failed: {}", opt.repo, anc.err));
+  // A --subject-path in neither end's tree is a typo, not a range of commits to skip.
+  if (!opt.subject_path.empty()) {
+    auto has = [&](const std::string& commit) {
+      return git(opt.repo, {"cat-file", "-e", commit + ":" + opt.subject_path}).ok();
+    };
+    if (!has(rep.good_commit) && !has(rep.bad_commit))
+      throw BisectInputError(fmt::format("--subject-path {}: no such directory in --good {} ({}) nor --bad {} ({})",
+                                         opt.subject_path, opt.good, short_id(rep.good_commit), opt.bad,
+                                         short_id(rep.bad_commit)));
+  }
   CommandResult rl = git(opt.repo, {"rev-list", "--ancestry-path", "--topo-order", "--reverse",
                                     rep.good_commit + ".." + rep.bad_commit});
   if (!rl.ok()) throw BisectInputError(fmt::format("{}: git rev-list failed: {}", opt.repo, rl.err));

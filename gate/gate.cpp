@@ -12,6 +12,7 @@
 #include <future>
 #include <map>
 
+#include "case/expectations.hpp"
 #include "case/sampler.hpp"
 #include "case/sequence.hpp"
 #include "judge/sequence_run.hpp"
@@ -198,7 +199,9 @@ struct Side {
   SubjectInfo info;
 };
 
-void prepare(Side& s, double timeout_s) {
+// The side's subject path (git= exported, path= checked): before any interpreter starts, so a
+// bad SPEC is refused in no time.
+void resolve(Side& s) {
   if (!s.spec.git_repo.empty()) {
     // The commit's tree, exported into the cache (oracles/subject_tree.hpp); the user's
     // checkout is only read. path= is inside the tree; by default src/ (Liger) or the root.
@@ -213,6 +216,9 @@ void prepare(Side& s, double timeout_s) {
     if (!fs::is_directory(s.spec.path)) throw GateSetupError(fmt::format("{}: path={}: no such directory", s.label, s.spec.path));
     s.path = fs::absolute(s.spec.path).string();
   }
+}
+
+void prepare(Side& s, double timeout_s) {
   WorkerOptions wo;
   wo.python = s.spec.python;
   wo.timeout_s = timeout_s;
@@ -235,12 +241,13 @@ std::string fits(const Case& c, const Side& s, bool has_gpu) {
 }
 
 std::vector<GateCase> corpus_cases(const std::string& file) {
-  if (!fs::exists(file)) throw GateSetupError("cannot read " + file);
-  const std::string dir = fs::path(file).parent_path().string();
   std::vector<GateCase> out;
-  for (auto& e : read_expectations(file)) {
-    Sequence s = any_case_from_json_file(dir + "/" + e.case_file);  // a plain case or a sequence case
-    out.push_back({e.case_file, "corpus", s.last(), std::vector<Case>(s.calls.begin(), s.calls.end() - 1)});
+  try {
+    for (auto& p : load_expectations(file))  // a plain case or a sequence case
+      out.push_back({p.pin.case_file, "corpus", p.calls.last(),
+                     std::vector<Case>(p.calls.calls.begin(), p.calls.calls.end() - 1)});
+  } catch (const CaseError& e) {
+    throw GateSetupError(std::string("--corpus ") + e.what());
   }
   return out;
 }
@@ -265,7 +272,12 @@ GateReport run_gate(const GateOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   GateReport rep;
   rep.opt = opt;
+  // Every pinned case is read before a subject host starts: a broken corpus file costs nothing.
+  std::vector<std::vector<GateCase>> corpora;
+  for (auto& file : opt.corpora) corpora.push_back(corpus_cases(file));
   Side base{"base", opt.base, "", "", nullptr, {}}, cand{"candidate", opt.candidate, "", "", nullptr, {}};
+  resolve(base);
+  resolve(cand);
   // Two interpreters start (torch import, seconds each) at the same time.
   auto fb = std::async(std::launch::async, [&] { prepare(base, opt.timeout_s); });
   std::exception_ptr cand_err;
@@ -321,8 +333,8 @@ GateReport run_gate(const GateOptions& opt) {
     rep.rows.push_back(std::move(row));
   };
 
-  for (auto& file : opt.corpora)
-    for (auto& gc : corpus_cases(file)) run_one(gc);
+  for (auto& cases : corpora)
+    for (auto& gc : cases) run_one(gc);
 
   // Sampled cases: the kinds both subjects take (op kinds only for op-only subjects).
   SampleSpace sp;

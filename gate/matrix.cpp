@@ -21,14 +21,13 @@ namespace flce {
 namespace fs = std::filesystem;
 
 std::vector<MatrixRow> matrix_rows_from_corpus(const std::string& file) {
-  const std::string dir = fs::path(file).parent_path().string();
   std::vector<MatrixRow> rows;
-  for (auto& e : read_expectations(file)) {
+  for (auto& p : load_expectations(file)) {
     MatrixRow r;
-    r.id = e.case_file;
-    r.subject = e.subject;
-    r.c = from_json_file(dir + "/" + r.id);
-    for (auto& x : e.expect) r.expect.push_back({x.torch, x.device, x.outcome});
+    r.id = p.pin.case_file;
+    r.subject = p.pin.subject;
+    r.c = p.calls.last();
+    for (auto& x : p.pin.expect) r.expect.push_back({x.torch, x.device, x.outcome});
     rows.push_back(std::move(r));
   }
   return rows;

@@ -1,7 +1,9 @@
 #include "judge/expectations.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -13,50 +15,53 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string text_of(const json& parent, const char* key, const std::string& where, bool required) {
+// A non-empty string member (required) or an absent/string one (optional).
+std::string text_of(const json& parent, const char* key, const std::function<CaseError(const std::string&, const std::string&)>& bad,
+                    bool required) {
   auto it = parent.find(key);
-  if (it == parent.end()) {
-    if (required) throw CaseError(where + "." + key, "missing");
-    return "";
+  if (it == parent.end() || !it->is_string() || (required && it->get<std::string>().empty())) {
+    if (!required && it == parent.end()) return "";
+    throw bad(key, required ? "must be a non-empty string" : "must be a string");
   }
-  if (!it->is_string()) throw CaseError(where + "." + key, "must be a string, got " + it->dump());
-  std::string s = it->get<std::string>();
-  if (required && s.empty()) throw CaseError(where + "." + key, "must not be empty");
-  return s;
+  return it->get<std::string>();
 }
 
 }  // namespace
 
-std::vector<PinnedCase> parse_expectations(std::string_view text) {
+std::vector<PinnedCase> parse_expectations(std::string_view text, const std::string& label) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {  // syntax errors and number overflow
-    throw CaseError("expectations", std::string("is not valid JSON: ") + e.what());
+  } catch (const json::exception& e) {  // syntax errors and number overflow; names line and column
+    throw CaseError(label, std::string("is not valid JSON: ") + e.what());
   }
-  if (!j.is_array()) throw CaseError("expectations", "must be an array of entries");
+  if (!j.is_array()) throw CaseError(label, "must be a JSON array of {case, subject, expect} entries");
   std::vector<PinnedCase> out;
   for (size_t i = 0; i < j.size(); ++i) {
     const json& e = j[i];
-    const std::string at = fmt::format("expectations[{}]", i);
-    if (!e.is_object()) throw CaseError(at, "must be an object");
+    auto bad = [&](const std::string& field, const std::string& rule) {
+      return CaseError(fmt::format("{}: entry {}{}", label, i, field.empty() ? "" : ": " + field), rule);
+    };
+    if (!e.is_object()) throw bad("", "must be an object");
     PinnedCase p;
-    p.case_file = text_of(e, "case", at, true);
-    p.subject = text_of(e, "subject", at, true);
-    p.note = text_of(e, "note", at, false);
+    p.case_file = text_of(e, "case", bad, true);
+    p.subject = text_of(e, "subject", bad, true);
+    p.note = text_of(e, "note", bad, false);
     auto x = e.find("expect");
-    if (x == e.end()) throw CaseError(at + ".expect", "missing");
-    if (!x->is_array()) throw CaseError(at + ".expect", "must be an array");
+    if (x == e.end() || !x->is_array()) throw bad("expect", "must be an array");
     for (size_t k = 0; k < x->size(); ++k) {
       const json& r = (*x)[k];
-      const std::string rat = fmt::format("{}.expect[{}]", at, k);
-      if (!r.is_object()) throw CaseError(rat, "must be an object");
+      const std::string f = fmt::format("expect[{}]", k);
+      auto rbad = [&](const std::string& field, const std::string& rule) { return bad(f + "." + field, rule); };
+      if (!r.is_object()) throw bad(f, "must be an object");
       Expectation ex;
-      ex.torch = text_of(r, "torch", rat, false);
-      if (r.contains("device")) ex.device = text_of(r, "device", rat, true);
-      if (ex.device != "any" && ex.device != "cpu" && ex.device != "cuda")
-        throw CaseError(rat + ".device", "must be any, cpu or cuda, got " + ex.device);
-      ex.outcome = text_of(r, "outcome", rat, true);
+      ex.torch = text_of(r, "torch", rbad, false);
+      if (r.contains("device")) {
+        ex.device = r["device"].is_string() ? r["device"].get<std::string>() : "";
+        if (ex.device != "any" && ex.device != "cpu" && ex.device != "cuda")
+          throw rbad("device", "must be one of any, cpu, cuda");
+      }
+      ex.outcome = text_of(r, "outcome", rbad, true);
       p.expect.push_back(std::move(ex));
     }
     out.push_back(std::move(p));
@@ -66,14 +71,20 @@ std::vector<PinnedCase> parse_expectations(std::string_view text) {
 
 std::vector<PinnedCase> read_expectations(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CaseError("expectations", "cannot read " + path);
+  if (!in) throw CaseError(path, "cannot read the expectations file");
   std::ostringstream ss;
   ss << in.rdbuf();
-  try {
-    return parse_expectations(ss.str());
-  } catch (const CaseError& e) {
-    throw CaseError(e.field, std::string(e.what()).substr(e.field.size() + 2) + " (in " + path + ")");
+  return parse_expectations(ss.str(), path);
+}
+
+std::vector<LoadedPin> load_expectations(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::vector<LoadedPin> out;
+  for (auto& p : read_expectations(path)) {
+    Sequence calls = any_case_from_json_file((dir / p.case_file).string());  // names the case file
+    out.push_back({std::move(p), std::move(calls)});
   }
+  return out;
 }
 
 const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda) {

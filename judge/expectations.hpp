@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "case/case.hpp"
+#include "case/sequence.hpp"
 
 namespace flce {
 
@@ -22,11 +23,21 @@ struct PinnedCase {
   std::vector<Expectation> expect;
 };
 
-// Throws CaseError("expectations[<i>].<field>", rule) for text that is not such a file
-// (not JSON, wrong types, a missing case/subject/outcome, an unknown device); nothing else.
-std::vector<PinnedCase> parse_expectations(std::string_view text);
-// The file at `path`; CaseError("expectations", ...) also when it cannot be read.
+// Throws CaseError for text that is not such a file, naming `label` (the file), the entry and
+// the field ("FILE: entry 3: subject: must be a non-empty string"; not JSON: with line and
+// column); nothing else.
+std::vector<PinnedCase> parse_expectations(std::string_view text, const std::string& label = "expectations");
+// The file at `path`; CaseError also when it cannot be read.
 std::vector<PinnedCase> read_expectations(const std::string& path);
+
+// A pinned entry with its case (plain or sequence) read.
+struct LoadedPin {
+  PinnedCase pin;
+  Sequence calls;
+};
+// read_expectations, then every case file it names (relative to the file's folder), so a
+// broken corpus is refused whole before anything runs. CaseError names the case file.
+std::vector<LoadedPin> load_expectations(const std::string& path);
 
 // The first expectation that applies on this torch and device; nullptr if none.
 const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda);

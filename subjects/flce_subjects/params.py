@@ -16,7 +16,10 @@ region, and then:
     names the callable has (ALIASES); a parameter whose case value is neutral is left out
     unless the callable's own default differs from the neutral value (then it is passed).
 A callable that cannot take flce's call at all (fewer than three positional parameters, a
-required parameter flce has no value for) raises SignatureMismatch (a TypeError).
+required parameter flce has no value for) raises SignatureMismatch (a TypeError). So does one
+that shows no sign of being an FLCE function: x, w, target reach it only through *args and it
+takes none of PARAMS, by name or through **kwargs (os.path.join(a, *p) would otherwise be
+called with tensors, and its TypeError reported as a finding about the subject).
 """
 import inspect
 
@@ -120,10 +123,11 @@ class Plan:
             self.known = False
             self.any_keyword = True
             return
-        slots, rest = 0, []
+        slots, named, rest = 0, 0, []
         for p in params:
             if slots < 3 and p.kind in _POSITIONAL:
                 slots += 1
+                named += 1
             elif slots < 3 and p.kind == inspect.Parameter.VAR_POSITIONAL:
                 slots = 3
             else:
@@ -151,6 +155,12 @@ class Plan:
                 self.positional.append((param, p.default))
             else:
                 self.keyword[param] = (p.name, p.default)
+        if named < 3 and not self.any_keyword and not self.keyword and \
+                not any(q is not None for q, _ in self.positional):
+            signature = f"({', '.join(str(p) for p in params)})"
+            raise SignatureMismatch(f"{self.where}{signature} is not an FLCE function: it takes x, w, target only "
+                                    f"through *{params[named].name} and none of flce's parameters "
+                                    f"({', '.join(PARAMS)}) by name or **kwargs")
 
     def accepts(self, param):
         return self.any_keyword or param in self.keyword or any(q == param for q, _ in self.positional)

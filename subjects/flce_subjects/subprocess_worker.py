@@ -13,7 +13,8 @@ Requests ({"op": ...}):
             subject, mode, backend, subject_path -> runner.run()'s dict, outputs as
             {name: {offset, dtype, shape}} in out_shm, transfer_ms
   echo      case, inputs, in_shm, out_shm -> the inputs as the subject would see them, as outputs
-  describe  subject, subject_path -> {flce, op, version} or {error}
+  describe  subject, subject_path -> {flce, op, version} or {error} (also when its callable cannot
+            take FLCE's call: params.SignatureMismatch)
   capabilities  subject, subject_path -> {flce, params, lacks, callable, signature_known} or
             {error}: the FLCE parameters the subject's callable takes, from its signature
   environment / builtin_subjects / reset
@@ -153,7 +154,7 @@ def _echo(req):
 
 
 def _describe(req):
-    from . import registry, runner
+    from . import params, registry, runner
 
     name = req["subject"]
     if name.endswith(runner.WORKAROUND_SUFFIX):
@@ -162,6 +163,13 @@ def _describe(req):
         s = registry.load(name, req.get("subject_path"))
     except Exception as e:  # noqa: BLE001 -- reported to the caller as a bad subject
         return {"error": f"{type(e).__name__}: {e}"}
+    if s.flce is not None:
+        try:
+            params.plan_for(s.callee())
+        except params.SignatureMismatch as e:  # a callable flce cannot call is a bad subject too
+            return {"error": f"{type(e).__name__}: {e}"}
+        except Exception:  # noqa: BLE001, S110 -- e.g. Liger's kernels without CUDA: the run reports that
+            pass
     try:
         version = str(s.version())
     except Exception as e:  # noqa: BLE001 -- a broken version() does not make the subject unusable

@@ -593,6 +593,34 @@ class Params(unittest.TestCase):
         self.assertFalse(unknown.known)
         self.assertEqual(unknown.bind(options(softcap=1.0)), ([], {"softcap": 1.0}))
 
+    def test_a_callable_that_is_no_flce_function(self):
+        import os.path
+
+        def three_star(x, *rest):
+            pass
+
+        def named_three(x, w, target):  # a minimal subject: runs the neutral cases
+            pass
+
+        for fn in (os.path.join, print, three_star):
+            with self.assertRaises(params.SignatureMismatch) as cm:
+                params.plan_for(fn)
+            self.assertIn("is not an FLCE function", str(cm.exception))
+        self.assertIn("posixpath.join(a, *p)", str(self._mismatch(os.path.join)))
+        self.assertEqual(params.plan_for(named_three).params(), [])
+
+        def star_label(x, *rest, label_smoothing=0.0):  # takes one of flce's parameters: an FLCE function
+            pass
+
+        self.assertEqual(params.plan_for(star_label).params(), ["label_smoothing"])
+
+    def _mismatch(self, fn):
+        try:
+            params.plan_for(fn)
+        except params.SignatureMismatch as e:
+            return e
+        return None
+
 
 RECORDING = """
 import torch

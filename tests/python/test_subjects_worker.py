@@ -119,6 +119,13 @@ class Protocol(unittest.TestCase):
         missing = self.w.ask({"op": "describe", "subject": "no_such_module_xyz:thing"})
         self.assertEqual(list(missing), ["error"])
         self.assertTrue(missing["error"].startswith("ModuleNotFoundError: "), missing)
+        # A callable flce cannot call is a bad subject for describe too (gate, bisect): os.path.join(a, *p).
+        join = self.w.ask({"op": "describe", "subject": "os.path:join"})
+        self.assertEqual(list(join), ["error"])
+        self.assertTrue(join["error"].startswith("SignatureMismatch: posixpath.join(a, *p) is not an FLCE function"), join)
+        # Liger's own import failing here (no CUDA/Triton on a CPU box) is the run's to report, not describe's.
+        liger = self.w.ask({"op": "describe", "subject": "liger"})
+        self.assertEqual((liger.get("flce"), "error" in liger), (True, False), liger)
 
     def test_capabilities(self):
         """What a campaign worker asks at start: the FLCE parameters the subject's callable takes."""
