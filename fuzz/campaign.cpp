@@ -702,10 +702,6 @@ CampaignResult Campaign::run() {
     st_.lanes[std::string(lane_name(p.lane))].workers = p.workers;
     for (int i = 0; i < p.workers && budget_left(); ++i) slots_.emplace_back().lane = p.lane;
   }
-  std::vector<std::string> gpus = visible_gpus();
-  if (o_.gpus >= 0 && static_cast<size_t>(o_.gpus) < gpus.size()) gpus.resize(static_cast<size_t>(o_.gpus));
-  if (o_.gpus > 0 && gpus.empty())
-    throw CampaignInputError(fmt::format("--gpus {}: no GPU visible here (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus)", o_.gpus));
   for (size_t i = 0; i < slots_.size(); ++i) {
     slots_[i].log = (dir_ / "workers" / fmt::format("worker-{}.log", i)).string();
     slots_[i].stacks = (dir_ / "workers" / fmt::format("worker-{}.stacks", i)).string();

@@ -12,7 +12,6 @@
 #include <future>
 #include <map>
 
-#include "case/expectations.hpp"
 #include "case/sampler.hpp"
 #include "case/sequence.hpp"
 #include "judge/sequence_run.hpp"
