@@ -9,6 +9,7 @@
 #   oob        the planted CUDA fault: its kernel named by the re-run (#14)
 #   eager      eager-lane throughput, Liger 0.8.5, 8 workers, alone on the box, two seeds (#16)
 #   fuzz       10M executions of each parser fuzzer (prebuilt bundle in .carry/fuzz) (#15)
+#   gputests   the CUDA reference tests (flce_gpu_tests), beside the rest
 #   ladder     a compiled campaign against an old Liger tree, for timeout@ladder stacks (#15)
 # Everything lands in $OUT/evidence.tgz plus a summary on stdout (8 files come back at most).
 set -uo pipefail
@@ -20,6 +21,9 @@ OUT=${OUT:-out}
 E=/tmp/evidence
 rm -rf "$E" && mkdir -p "$E"
 REPO=$ROOT/.carry/liger-repo.git
+# Whatever has been measured comes back, also when the call's deadline cuts this short.
+trap 'tar -czf "$OUT/evidence.tgz" -C /tmp evidence 2>/dev/null' EXIT
+trap 'exit 143' TERM
 PARTS=" ${FLCE_EVIDENCE:-findings planted calibrate oob} "
 want() { [[ $PARTS == *" $1 "* ]]; }
 T0=$(date +%s)
@@ -91,6 +95,12 @@ if want fuzz; then
 fi
 
 pids=()
+if want gputests; then  # the CUDA reference's own tests (kernels changed: contract knobs, new regimes)
+  (cmake --build "$BUILD" -j "$(nproc)" --target flce_gpu_tests >"$E/gputests.log" 2>&1 &&
+     "$BUILD/kernels/flce_gpu_tests" >>"$E/gputests.log" 2>&1; echo "exit $?" >>"$E/gputests.log"
+   grep -E "^\[  (PASSED|FAILED) |tests ran|exit" "$E/gputests.log" > "$E/gputests.tail") &
+  pids+=($!)
+fi
 if want findings; then
   stamp "campaigns against Liger main and 0.8.5"
   campaign main --subject liger --subject-git "$REPO@main" --lanes eager=3,compiled=4 --family 8 \
@@ -128,5 +138,3 @@ for p in "${pids[@]}"; do wait "$p"; done
 stamp "done"
 for t in "$E"/*.tail; do [[ -f $t ]] && { echo "######## $(basename "$t")"; cat "$t"; }; done
 for c in "$E"/cal-*.log; do [[ -f $c ]] && { echo "######## $(basename "$c")"; grep -v '^calibrate:' "$c"; }; done
-tar -czf "$OUT/evidence.tgz" -C /tmp evidence
-ls -la "$OUT/evidence.tgz"
