@@ -345,6 +345,11 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
 
   // ---- observed vs expected
   md.heading(2, "Observed vs expected");
+  // The recorded run is the case as first found; the reproducer runs the minimized one, whose
+  // elements are fewer: say so, so the indices below are not read against repro.py's tensors.
+  if (!f.minimized_json.is_null() && f.minimized_json != f.case_json)
+    md.paragraph("The values below are from the run that found it (`case.json`, the unminimized case); "
+                 "`repro.py` runs the minimized case, which shows the same outcome on fewer elements.");
   const json* bad = oracle_named(f.report, oc.oracle);
   if (oc.judge) {
     md.paragraph(fmt::format(

@@ -10,7 +10,8 @@
 #   eager      eager-lane throughput, Liger 0.8.5, 8 workers, alone on the box, two seeds (#16)
 #   fuzz       10M executions of each parser fuzzer (prebuilt bundle in .carry/fuzz) (#15)
 #   gputests   the CUDA reference tests (flce_gpu_tests), beside the rest
-#   ladder     a compiled campaign against an old Liger tree, for timeout@ladder stacks (#15)
+#   ladder     compiled campaigns against old Liger trees (v0.5.10, v0.6.5), for timeout@ladder stacks (#15)
+#   pinned     the pinned cases of new findings through `flce run`, on the wheel and on main
 # Everything lands in $OUT/evidence.tgz plus a summary on stdout (8 files come back at most).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -81,16 +82,16 @@ if want eager; then  # alone on the box: nothing else runs during it
   campaign eager-s202 --subject liger --lanes eager=8 --minutes "${EAGER_MIN2:-1}" --seed 202 --minimize-s 0
 fi
 
-if want fuzz; then
-  stamp "parser fuzzers, 10M executions each"
+fuzz_pid=
+if want fuzz; then  # beside the rest (CPU only): FUZZ_FORK processes
+  stamp "parser fuzzers, ${FUZZ_RUNS:-10000000} executions each"
   if [[ -d $ROOT/.carry/fuzz ]]; then
     (cd /tmp && OUT=$E/fuzz-runs bash "$ROOT/scripts/fuzz_parsers.sh" --bin "$ROOT/.carry/fuzz" \
-       --runs "${FUZZ_RUNS:-10000000}" --fork "${FUZZ_FORK:-$(nproc)}") >"$E/fuzz.log" 2>&1
-    echo "exit $?" >>"$E/fuzz.log"
-    rm -rf "$E"/fuzz-runs/*/corpus  # large; the counts are in the log
-    cat "$E/fuzz.log"
+       --runs "${FUZZ_RUNS:-10000000}" --fork "${FUZZ_FORK:-10}" >"$E/fuzz.log" 2>&1
+     echo "exit $?" >>"$E/fuzz.log"; rm -rf "$E"/fuzz-runs/*/corpus) &
+    fuzz_pid=$!
   else
-    echo "no .carry/fuzz bundle (scripts/fuzz_parsers.sh --build-only --bundle .carry/fuzz)"
+    echo "no .carry/fuzz bundle (scripts/fuzz_parsers.sh --build-only --bundle .carry/fuzz)" >"$E/fuzz.log"
   fi
 fi
 
@@ -110,9 +111,22 @@ if want findings; then
     --minutes "${FIND_MIN:-2.5}" --minimize-s "${FIND_SHRINK_S:-90}" --case-timeout 120 --seed 31 >"$E/wheel.tail" 2>&1 &
   pids+=($!)
 fi
-if want ladder; then
-  campaign old-v065 --subject liger --subject-git "$REPO@v0.6.5" --lanes compiled=2 --family 8 \
-    --minutes 2 --minimize-s 0 --case-timeout 60 --seed 11 >"$E/old.tail" 2>&1 &
+if want ladder; then  # old trees whose campaigns timed out in the ladder: a hung case leaves stacks.txt
+  for ref in v0.5.10 v0.6.5; do
+    CAMPAIGN_TIMEOUT=300 campaign "old-$ref" --subject liger --subject-git "$REPO@$ref" --lanes compiled=3 --family 8 \
+      --minutes "${LADDER_MIN:-2.5}" --minimize-s 0 --case-timeout 60 --seed 11 >"$E/old-$ref.tail" 2>&1 &
+    pids+=($!)
+  done
+fi
+if want pinned; then  # the pinned cases of new findings, on the wheel and on main, as flce run gives them
+  (for c in corpus/cases/liger-softcap-fp32-none-tiny.json; do
+     for tree in wheel main; do
+       flags=(); [[ $tree == main ]] && flags=(--subject-git "$REPO@main")
+       echo "=== $c on $tree"
+       timeout 240 "$FLCE" run "$c" --subject liger "${flags[@]}" 2>&1 | tail -12
+       echo "exit ${PIPESTATUS[0]}"
+     done
+   done) >"$E/pinned.tail" 2>&1 &
   pids+=($!)
 fi
 if want planted; then
@@ -135,6 +149,9 @@ if want oob; then
   pids+=($!)
 fi
 for p in "${pids[@]}"; do wait "$p"; done
+[[ -n $fuzz_pid ]] && wait "$fuzz_pid"
 stamp "done"
+[[ -f $E/fuzz.log ]] && { echo "######## fuzz.log"; cat "$E/fuzz.log"; }
+for d in /tmp/c-old-*/findings/*/; do [[ -f $d/stacks.txt ]] && { echo "######## stacks $d"; head -60 "$d/stacks.txt"; }; done
 for t in "$E"/*.tail; do [[ -f $t ]] && { echo "######## $(basename "$t")"; cat "$t"; }; done
 for c in "$E"/cal-*.log; do [[ -f $c ]] && { echo "######## $(basename "$c")"; grep -v '^calibrate:' "$c"; }; done
