@@ -161,14 +161,17 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     for (auto& i : v.at("done_above")) c.done_above.insert(integer_of<uint64_t>(i, "seeds." + k + ".done_above"));
     s.seeds[std::stoull(k)] = c;
   }
-  for (auto& [k, v] : j.value("eager_seeds", nlohmann::json::object()).items()) {
+  const nlohmann::json eager_seeds_j = j.value("eager_seeds", nlohmann::json::object());  // a named copy: items() of a temporary dangles
+  for (auto& [k, v] : eager_seeds_j.items()) {
     SeedCursor c;
     c.next = v.at("next").get<uint64_t>();
     c.done_above = v.at("done_above").get<std::set<uint64_t>>();
     s.eager_seeds[std::stoull(k)] = c;
   }
-  for (auto& [k, v] : j.value("lanes", nlohmann::json::object()).items()) s.lanes[k] = LaneTotals::from_json(v);
-  for (auto& [k, v] : j.value("ladders", nlohmann::json::object()).items()) {
+  const nlohmann::json lanes_j = j.value("lanes", nlohmann::json::object());  // a named copy: items() of a temporary dangles
+  for (auto& [k, v] : lanes_j.items()) s.lanes[k] = LaneTotals::from_json(v);
+  const nlohmann::json ladders_j = j.value("ladders", nlohmann::json::object());  // a named copy: items() of a temporary dangles
+  for (auto& [k, v] : ladders_j.items()) {
     SharedLadder l;
     l.ladder = v.value("ladder", nlohmann::json::array());
     l.first_failing_stage = v.value("first_failing_stage", "");
@@ -184,7 +187,8 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   if (j.contains("coverage")) s.coverage = CoverageTable::from_json(j["coverage"]);  // older states: none
   if (j.contains("family_picks"))
     for (auto& [k, v] : j["family_picks"].items()) s.family_picks[std::stoull(k)] = v.get<uint32_t>();
-  for (auto& n : j.value("neighbours", nlohmann::json::array()))
+  const nlohmann::json neighbours_j = j.value("neighbours", nlohmann::json::array());  // a named copy: items() of a temporary dangles
+  for (auto& n : neighbours_j)
     s.neighbours.emplace_back(n.at("key").get<std::string>(), n.at("case").get<std::string>());
   for (auto& f : j.at("findings")) {
     Finding x;

@@ -190,7 +190,9 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
       if (!memo_key.empty()) opt.ladder_memo->entries[memo_key] = {rep.ladder, rep.first_failing_stage};
     }
   }
-  for (auto& [oname, fn] : opt.extra_oracles) {
+  for (auto& extra : opt.extra_oracles) {
+    const std::string& oname = extra.first;  // (not a structured binding: lambdas below capture it)
+    const auto& fn = extra.second;
     OracleOutcome o;
     o.oracle = oname;
     std::optional<Outputs> out;

@@ -119,7 +119,7 @@ if want ladder; then  # old trees whose campaigns timed out in the ladder: a hun
   done
 fi
 if want pinned; then  # the pinned cases of new findings, on the wheel and on main, as flce run gives them
-  (for c in corpus/cases/liger-softcap-fp32-none-tiny.json; do
+  (for c in tests/data/triage/liger-softcap-fp32-none-tiny.json; do
      for tree in wheel main; do
        flags=(); [[ $tree == main ]] && flags=(--subject-git "$REPO@main")
        echo "=== $c on $tree"
