@@ -118,7 +118,7 @@ for t in $TARGETS; do
   (cd "$d" && "${timer[@]}" "$exe" "${par[@]}" -max_len="$MAXLEN" -timeout=10 -rss_limit_mb=2048 -detect_leaks=1 \
      -print_final_stats=1 -artifact_prefix="$d/artifacts/" "$d/corpus" "$seeds") >"$d/fuzz.log" 2>&1 || rc=$?
   cpu=$(awk 'END { print $1 + $2 }' "$d/cpu" 2>/dev/null || echo 0)
-  wall=$(echo "$(date +%s.%N) - $t0" | bc)
+  wall=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')  # (no bc on the GPU box)
   [[ $JOBS -gt 0 ]] && cat "$d"/fuzz-*.log >>"$d/fuzz.log" 2>/dev/null
   last=$(grep -E '^#[0-9]+.*cov: ' "$d/fuzz.log" | tail -1 || true)
   execs=$( (grep -oE 'stat::number_of_executed_units: *[0-9]+' "$d/fuzz.log" || true) | awk '{s+=$2} END {print s+0}')
@@ -126,8 +126,8 @@ for t in $TARGETS; do
   cov=$(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<<"$last")
   ft=$(sed -nE 's/.*ft: ([0-9]+).*/\1/p' <<<"$last")
   corp=$(find "$d/corpus" -type f | wc -l)
-  eps=$(echo "${execs:-0} / $wall" | bc)
-  epc=$(echo "${execs:-0} / ($cpu + 0.001)" | bc)
+  eps=$(awk -v n="${execs:-0}" -v w="$wall" 'BEGIN { printf "%d", n / (w + 0.001) }')
+  epc=$(awk -v n="${execs:-0}" -v c="$cpu" 'BEGIN { printf "%d", n / (c + 0.001) }')
   arts=$(find "$d/artifacts" -type f | wc -l)
   res=ok
   if [[ $rc -ne 0 || $arts -gt 0 ]]; then res="FAIL rc=$rc artifacts=$arts ($d/fuzz.log)"; fail=1; fi
