@@ -133,7 +133,9 @@ elseif(PART STREQUAL "resume_after_kill")
   # workers finish out of order: kill -9 lands mid-write, with indices done above a gap.
   set(D ${WORK}/run)
   # A short budget also bounds a background campaign a failed check would leave behind.
-  set(ARGS --minutes 3 --out ${D} --subject aten-dtype-out --workers 2 --seed 3 --quiet --minimize-s 0)
+  # --candidates 1: the plain stream, so every case is a sample index (neighbours of findings have
+  # no index, and the checks below count indices).
+  set(ARGS --minutes 3 --out ${D} --subject aten-dtype-out --workers 2 --seed 3 --quiet --minimize-s 0 --candidates 1)
   string(REPLACE ";" " " args "${ARGS}")
   set(ids "")
   foreach(round 1 2)
