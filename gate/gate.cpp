@@ -242,7 +242,7 @@ std::string fits(const Case& c, const Side& s, bool has_gpu) {
 std::vector<GateCase> corpus_cases(const std::string& file) {
   std::vector<GateCase> out;
   try {
-    for (auto& p : load_expectations(file))  // a plain case or a sequence case
+    for (auto& p : load_expectations(file, false))  // a plain case or a sequence case; subject from the SPEC
       out.push_back({p.pin.case_file, "corpus", p.calls.last(),
                      std::vector<Case>(p.calls.calls.begin(), p.calls.calls.end() - 1)});
   } catch (const CaseError& e) {

@@ -37,7 +37,9 @@ struct LoadedPin {
 };
 // read_expectations, then every case file it names (relative to the file's folder), so a
 // broken corpus is refused whole before anything runs. CaseError names the case file.
-std::vector<LoadedPin> load_expectations(const std::string& path);
+// need_subject: every entry names its subject (replay, matrix); a gate's corpus may leave it to
+// the gate's SPEC.
+std::vector<LoadedPin> load_expectations(const std::string& path, bool need_subject = true);
 
 // The first expectation that applies on this torch and device; nullptr if none.
 const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda);

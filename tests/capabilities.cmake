@@ -76,7 +76,7 @@ elseif(PART STREQUAL "campaign")
   file(COPY ${CASES}/token-accuracy.json DESTINATION ${WORK}/corpus)
   set(D ${WORK}/run)
   flce(campaign --minutes 4 --max-cases 7 --out ${D} --corpus ${WORK}/corpus --subject ${OLD} --subject-path ${PLUG}
-       --workers 1 --seed 5 --family 1 --minimize-s 0 --quiet)
+       --workers 1 --seed 5 --family 1 --minimize-s 0 --quiet --candidates 1)  # the plain stream: `case sample` below
   require("campaign: exit ${RC}, want 0 or 1\n${OUT}\n${ERR}" RC EQUAL 0 OR RC EQUAL 1)
   file(READ ${D}/report.json rj)
   string(JSON done GET "${rj}" cases_done)
