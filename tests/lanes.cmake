@@ -106,8 +106,7 @@ elseif(PART STREQUAL "resume")
   # exactly once, the state's cursors and lane totals agree with the journal.
   set(D ${WORK}/run)
   # --candidates 1: every case a sample index of its lane (the checks count indices per lane).
-  set(ARGS --minutes 5 --out ${D} --subject model --lanes eager=1,compiled=1 --seed 11 --family 4 --minimize-s 0 --quiet
-      --candidates 1)
+  set(ARGS --minutes 5 --out ${D} --subject model --lanes eager=1,compiled=1 --seed 11 --family 4 --minimize-s 0 --quiet --candidates 1)
   campaign(${ARGS} --max-cases 6)
   execute_process(COMMAND sh -c "'${FLCE}' campaign ${ARGS} --max-cases 400 </dev/null >${WORK}/bg.log 2>&1 & echo $!"
                   OUTPUT_VARIABLE BG_PID OUTPUT_STRIP_TRAILING_WHITESPACE)
