@@ -23,6 +23,9 @@ marker = os.path.join(work, "PWNED")
 touch = f"__import__('os').system('touch {marker}')"
 subject = f'evil"""\'\'\'\\"\\\\\n{touch}\n#\r\t\x7f é \u2028 😀 \'); {touch} #:x'
 subject_path = f"\\'); {touch} # \"\"\"\n{touch}\n\\"
+# flce refuses a --subject-path that does not exist (bad input): make the hostile one, under work.
+subject_path = os.path.join(work, subject_path)
+os.makedirs(subject_path, exist_ok=True)
 expect = f'"""; {touch}; """ \\n \n'
 case_dir = os.path.join(work, "dir \"'\n{touch} \\")  # "{touch}" literally: no "/" in a name
 os.makedirs(case_dir)
