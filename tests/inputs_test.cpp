@@ -125,7 +125,8 @@ TEST(Inputs, OneClassRegimeNamesOneTargetClass) {
   EXPECT_GT(in.n_ignored(), 0);
   c.seed += 1;
   std::set<int64_t> other;
-  for (auto s = c.seed; s < c.seed + 8; ++s) {
+  const uint64_t first = c.seed;  // (the loop sets c.seed: bound it by a copy)
+  for (auto s = first; s < first + 8; ++s) {
     c.seed = s;
     other.insert(make_inputs(c).target[0] >= 0 ? make_inputs(c).target[0] : -1);
   }

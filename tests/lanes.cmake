@@ -108,7 +108,8 @@ elseif(PART STREQUAL "resume")
   # --candidates 1: every case a sample index of its lane (the checks count indices per lane).
   set(ARGS --minutes 5 --out ${D} --subject model --lanes eager=1,compiled=1 --seed 11 --family 4 --minimize-s 0 --quiet --candidates 1)
   campaign(${ARGS} --max-cases 6)
-  execute_process(COMMAND sh -c "'${FLCE}' campaign ${ARGS} --max-cases 400 </dev/null >${WORK}/bg.log 2>&1 & echo $!"
+  string(REPLACE ";" " " args_sh "${ARGS}")  # a CMake list in a shell line: ';' would end the command
+  execute_process(COMMAND sh -c "'${FLCE}' campaign ${args_sh} --max-cases 400 </dev/null >${WORK}/bg.log 2>&1 & echo $!"
                   OUTPUT_VARIABLE BG_PID OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(n 0)
   foreach(i RANGE 600)
