@@ -44,6 +44,7 @@ std::vector<Case> neighbours(const Case& c, const std::set<std::string>& without
   std::vector<Case> out;
   auto keep = [&](Case n) {
     drop_parameters(n, without);
+    n = within_fp16_range(std::move(n));  // as sampled cases: no spreads on fp16
     if (n == c || !validation_errors(n).empty()) return;
     if (std::find(out.begin(), out.end(), n) != out.end()) return;
     out.push_back(std::move(n));
