@@ -217,7 +217,9 @@ class Generator:
         # confident: row i adds alpha_i W_t, alpha_i = (bits + u_i) * nat, u_i in [1, 20] (flce's gen.hpp)
         self.confident_bits = np.float32(max(self.V - 1, 0).bit_length())
         w = float(self.w_scale)
-        self.confident_nat = np.float32(0.6931471805599453 * 3.0 / (float(self.H) * w * w) * (1.0 + 1.0 / math.sqrt(self.H)))
+        self.confident_nat = np.float32(
+            0.6931471805599453 * 3.0 / (float(self.H) * w * w) * (1.0 + 1.0 / math.sqrt(self.H))
+        )
         self.one_class = -1
         if c["regime"] == "one_class":
             r = philox(np, self.seed, STREAM["one_class"], 0)
