@@ -122,7 +122,8 @@ class Protocol(unittest.TestCase):
         # A callable flce cannot call is a bad subject for describe too (gate, bisect): os.path.join(a, *p).
         join = self.w.ask({"op": "describe", "subject": "os.path:join"})
         self.assertEqual(list(join), ["error"])
-        self.assertTrue(join["error"].startswith("SignatureMismatch: posixpath.join(a, *p) is not an FLCE function"), join)
+        want = "SignatureMismatch: posixpath.join(a, *p) is not an FLCE function"
+        self.assertTrue(join["error"].startswith(want), join)
         # Liger's own import failing here (no CUDA/Triton on a CPU box) is the run's to report, not describe's.
         liger = self.w.ask({"op": "describe", "subject": "liger"})
         self.assertEqual((liger.get("flce"), "error" in liger), (True, False), liger)
