@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "flce_build_info.hpp"
 #include "fuzz/emit_python.hpp"
+#include "case/sequence.hpp"
 #include "fuzz/upstream_report.hpp"
 #include "judge/differential.hpp"
 #include "report/markdown.hpp"
@@ -47,12 +48,25 @@ void report_verb(ReportArgs a) {
       return;
     }
     if (!resolve_subject_git(a.subject_git, a.subject_path, "report")) return;
+    a.subject_git.clear();  // exported once
     RunOptions opt;
     opt.subject = a.subject;
     opt.subject_path = a.subject_path;
     const RunReport rep = run_case(from_json(f.case_json.dump()), opt);
     f.report = nlohmann::json::parse(report_json(rep).dump());
     std::fprintf(stderr, "flce report: ran the case with %s: %s\n", a.subject.c_str(), rep.outcome.c_str());
+  }
+  // A shrunk case without its own run (an older campaign, `flce minimize`): with --subject, run
+  // it once so the values quoted are the reproducer's.
+  if (!a.subject.empty() && f.minimized_json.is_object() && f.minimized_report.is_null() &&
+      !is_sequence_json(f.minimized_json.dump())) {
+    if (!resolve_subject_git(a.subject_git, a.subject_path, "report")) return;
+    RunOptions opt;
+    opt.subject = a.subject;
+    opt.subject_path = a.subject_path;
+    const RunReport rep = run_case(from_json(f.minimized_json.dump()), opt);
+    if (rep.outcome == f.outcome()) f.minimized_report = nlohmann::json::parse(report_json(rep).dump());
+    std::fprintf(stderr, "flce report: ran the minimized case with %s: %s\n", a.subject.c_str(), rep.outcome.c_str());
   }
   if (f.repro_py.empty() && !f.subject().empty()) {
     const std::string outcome = f.outcome();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <fmt/format.h>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,17 @@ class ShrinkWorker {
 
   std::string outcome(const Case& c) { return ask({{"case", nlohmann::json::parse(to_json(c, -1))}}); }
 
+  // Reports of the tries that showed `signature`, by canonical case: the accepted minimum's own
+  // values go into minimized_report.json, so an upstream report quotes what repro.py shows.
+  void keep_reports_of(std::string signature) {
+    keep_ = std::move(signature);
+    reports_.clear();
+  }
+  const nlohmann::json* report_of(const Case& c) const {
+    auto it = reports_.find(nlohmann::json::parse(to_json(c, -1)).dump());
+    return it == reports_.end() ? nullptr : &it->second;
+  }
+
   // A sequence's outcome in a fresh worker (history-free but for the sequence itself), which
   // is not reused afterwards: its compiled functions have seen the sequence.
   std::string fresh_outcome(const Sequence& s) {
@@ -71,7 +83,12 @@ class ShrinkWorker {
       if (j.is_null() || j.value("key", "") != key) continue;
       if (j.contains("stage")) stage = j["stage"].get<std::string>();
       else if (j.value("bad_input", false)) throw std::runtime_error("shrink: worker refused the case: " + j.value("why", ""));
-      else if (j.contains("outcome")) return j["outcome"].get<std::string>();
+      else if (j.contains("outcome")) {
+        const std::string out = j["outcome"].get<std::string>();
+        if (!keep_.empty() && out == keep_ && req.contains("case") && j.contains("report"))
+          reports_[req["case"].dump()] = j["report"];
+        return out;
+      }
     }
   }
 
@@ -136,6 +153,8 @@ class ShrinkWorker {
   ShrinkOptions o_;
   fs::path log_;
   std::string gpu_;  // CUDA_VISIBLE_DEVICES of this worker ("": inherit)
+  std::string keep_;
+  std::map<std::string, nlohmann::json> reports_;
   std::unique_ptr<Process> proc_;
   std::vector<std::string> pending_;
   int n_ = 0;
@@ -179,6 +198,7 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
   }
   MinimizeOptions mo;
   mo.budget_s = o.per_finding_s;
+  worker.keep_reports_of(f.signature);
   mo.outcome = [&](const Case& k) { return worker.outcome(k); };
   if (!o.quiet) mo.log = [&](const std::string& l) { std::fprintf(stderr, "shrink %s: %s\n", f.id.c_str(), l.c_str()); };
   try {
@@ -191,6 +211,7 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
     } else {
       f.shrink = !r.fixed_point ? "budget" : r.accepted > 0 ? "minimized" : "smallest";
       write_atomic(fdir / "minimized.json", to_json(r.minimized, 2) + "\n");
+      if (const nlohmann::json* rep = worker.report_of(r.minimized)) write_atomic(fdir / "minimized_report.json", rep->dump(2) + "\n");
       EmitSpec spec{r.minimized, o.subject, o.subject_path, (fdir / "minimized.json").string(),
                     {{"", "any", f.signature}}, signatures};
       write_atomic(fdir / "repro.py", emit_python(spec));

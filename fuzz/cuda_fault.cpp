@@ -299,7 +299,10 @@ std::string rerun_cuda_fault(const fs::path& finding_dir, const CudaFaultRerun& 
   j["commands"] = commands;
   if (r.sanitizer.empty()) j["sanitizer"] = "not found (FLCE_COMPUTE_SANITIZER, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)";
   const CudaFault f = parse_cuda_fault_log(log);
-  for (auto& [k, v] : cuda_fault_json(f).items()) j[k] = v;
+  // Held in a named value: iterating items() of a temporary reads freed memory (the campaign's
+  // SIGSEGV after a re-run on the H200, before cuda_fault.json was written).
+  const nlohmann::ordered_json named = cuda_fault_json(f);
+  for (auto& [k, v] : named.items()) j[k] = v;
   if (!f.kernel.empty() || !f.launch.empty()) return save("named");
   return save(f.error.empty() ? "unnamed: no CUDA error in either run (see cuda_fault.txt)"
                               : "unnamed: a CUDA error, but no launch frame or sanitizer report (see cuda_fault.txt)");

@@ -245,6 +245,10 @@ FindingFiles load_finding(const fs::path& path, const fs::path& matrix) {
     if (json m = case_file(f.dir / "minimized.json"); !m.is_null()) f.minimized_json = m, f.minimized_path = f.dir / "minimized.json";
   f.report = read_json(f.dir / "report.json");
   if (!f.report.is_object() || !f.report.contains("outcome")) f.report = nullptr;
+  if (!f.minimized_json.is_null()) {
+    f.minimized_report = read_json(f.dir / "minimized_report.json");
+    if (!f.minimized_report.is_object() || !f.minimized_report.contains("outcome")) f.minimized_report = nullptr;
+  }
   f.finding = read_json(f.dir / "finding.json");
   f.cuda_fault = read_json(f.dir / "cuda_fault.json");
   if (!f.finding.is_null()) f.campaign = read_json(f.dir.parent_path().parent_path() / "state.json");
@@ -276,10 +280,11 @@ std::string upstream_title(const FindingFiles& f, const SignatureTable& table) {
     std::string who = side;
     if (const json* o = oracle_named(f.report, oc.oracle); o && o->contains("outputs"))
       for (auto& out : (*o)["outputs"])
-        if (str(out, "output") == oc.output && !guilty_of(out).empty()) who = guilty_of(out);
+        // "unknown" (no same-contract reference ran) says nothing: keep the lane's word.
+        if (const std::string g = guilty_of(out); str(out, "output") == oc.output && !g.empty() && g != "unknown") who = g;
     return fmt::format("FLCE: {} {} {} vs fp64 with {}{}", who, oc.output, finding_words(oc.finding), features, subject);
   }
-  if (oc.crash) return fmt::format("FLCE: {} process killed by {} during {} with {}{}", side.empty() ? "subject" : "subject",
+  if (oc.crash) return fmt::format("FLCE: {} process killed by {} during {} with {}{}", side.empty() ? "subject" : side,
                                    oc.signature, oc.where, features, subject);
   if (oc.timeout) return fmt::format("FLCE: hangs during {} with {}{}", oc.where, features, subject);
   const KnownSignature* k = known(table, oc.signature);
@@ -345,28 +350,33 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
 
   // ---- observed vs expected
   md.heading(2, "Observed vs expected");
-  // The recorded run is the case as first found; the reproducer runs the minimized one, whose
-  // elements are fewer: say so, so the indices below are not read against repro.py's tensors.
-  if (!f.minimized_json.is_null() && f.minimized_json != f.case_json)
+  // The values of the minimized case's own run when the shrinker kept it (minimized_report.json),
+  // so they match what repro.py prints; else the run that found it, and the text says so, so
+  // the indices below are not read against repro.py's tensors.
+  const bool shrunk = !f.minimized_json.is_null() && f.minimized_json != f.case_json;
+  const json& run = shrunk && f.minimized_report.is_object() ? f.minimized_report : f.report;
+  if (shrunk && f.minimized_report.is_object())
+    md.paragraph("The values below are from the run of the minimized case (`minimized.json`, the one `repro.py` runs).");
+  else if (shrunk)
     md.paragraph("The values below are from the run that found it (`case.json`, the unminimized case); "
                  "`repro.py` runs the minimized case, which shows the same outcome on fewer elements.");
-  const json* bad = oracle_named(f.report, oc.oracle);
+  const json* bad = oracle_named(run, oc.oracle);
   if (oc.judge) {
     md.paragraph(fmt::format(
         "Expected: every output within its bound of the fp64 golden (judge/MATH.md). Observed: {} `{}` {}.",
-        side_words(f.report, f.case_json, oc), oc.output, finding_words(oc.finding)));
+        side_words(run, f.case_json, oc), oc.output, finding_words(oc.finding)));
     Table t{{"oracle", "output", "dtype", "finding", "worst element", "observed", "fp64", "abs error", "bound",
              "error / bound", "elements out"},
             {}};
     bool guilty = false;
-    if (f.report.is_object() && f.report.contains("oracles"))
-      for (auto& o : f.report["oracles"]) {
+    if (run.is_object() && run.contains("oracles"))
+      for (auto& o : run["oracles"]) {
         if (!o.contains("outputs")) continue;
         for (auto& out : o["outputs"]) {
           if (str(out, "finding") == "ok") continue;
           const std::string name = str(out, "output");
-          const json shape = f.report.contains("golden") && f.report["golden"].contains(name)
-                                 ? f.report["golden"][name].value("shape", json::array()) : json::array();
+          const json shape = run.contains("golden") && run["golden"].contains(name)
+                                 ? run["golden"][name].value("shape", json::array()) : json::array();
           const int64_t wi = out.value("worst_index", int64_t{-1});
           std::vector<std::string> row{md_code(str(o, "oracle") + (str(o, "backend").empty() ? "" : "[" + str(o, "backend") + "]")),
                                        md_code(name), str(out, "dtype"), str(out, "finding"),

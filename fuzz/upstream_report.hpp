@@ -30,6 +30,7 @@ struct FindingFiles {
   std::filesystem::path case_path, minimized_path, repro_path, matrix_path;
   nlohmann::json case_json, minimized_json;  // minimized: null when not shrunk
   nlohmann::json report;      // report.json (the RunReport of case.json); null when none
+  nlohmann::json minimized_report;  // minimized_report.json (of minimized.json); null when none
   nlohmann::json finding;     // finding.json (campaign); null when none
   nlohmann::json campaign;    // the campaign's state.json two levels up; null when none
   nlohmann::json matrix;      // a `flce matrix` matrix.json; null when none

@@ -153,10 +153,13 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     if (co.status == SubjectStatus::ERROR) rep.ladder_signature = failure_word(co);
     if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
       memo_key = LadderMemo::key(c, rep.ladder_signature);
-    auto memo = memo_key.empty() ? opt.ladder_memo->entries.end() : opt.ladder_memo->entries.find(memo_key);
-    if (!memo_key.empty() && memo != opt.ladder_memo->entries.end()) {
-      rep.ladder = memo->second.ladder;
-      rep.first_failing_stage = memo->second.first_failing_stage;
+    // No memo (opt.ladder_memo null) leaves memo_key empty: never touch the memo then.
+    const LadderMemo::Entry* memo = nullptr;
+    if (!memo_key.empty())
+      if (auto it = opt.ladder_memo->entries.find(memo_key); it != opt.ladder_memo->entries.end()) memo = &it->second;
+    if (memo) {
+      rep.ladder = memo->ladder;
+      rep.first_failing_stage = memo->first_failing_stage;
       rep.ladder_memoized = true;
       ++opt.ladder_memo->hits;
     } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED && !stopped()) {

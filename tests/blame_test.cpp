@@ -14,9 +14,11 @@ using namespace flce;
 namespace {
 
 OracleVerdict verdict(const std::string& oracle, double grad_weight_ratio) {
-  OutputVerdict loss{"loss"};
+  OutputVerdict loss;
+  loss.output = "loss";
   loss.worst_ratio = 0.1;
-  OutputVerdict gw{"grad_weight"};
+  OutputVerdict gw;
+  gw.output = "grad_weight";
   gw.worst_ratio = grad_weight_ratio;
   if (grad_weight_ratio > 1) gw.finding = Finding::OUT_OF_BOUNDS;
   return {oracle, {loss, gw}};
@@ -192,5 +194,7 @@ TEST(Blame, RunCaseWithTheReferenceNotRunningSaysSideUnknown) {
   EXPECT_EQ(b.guilty, "unknown");
   auto j = report_json(rep);
   for (auto& v : j["oracles"][0]["outputs"])
-    if (v["output"] == "grad_weight") EXPECT_TRUE(v["err_over_bound_by_oracle"]["reference-cuda"].is_null());
+    if (v["output"] == "grad_weight") {
+      EXPECT_TRUE(v["err_over_bound_by_oracle"]["reference-cuda"].is_null());
+    }
 }

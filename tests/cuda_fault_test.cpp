@@ -110,5 +110,35 @@ TEST(CudaFault, RerunSkipsVisiblyWithoutAGpu) {
   fs::remove_all(dir);
 }
 
+// The whole re-run on a fake interpreter that prints a recorded CUDA_LAUNCH_BLOCKING log: the
+// named fields land in cuda_fault.json (under ASan this also guards the use-after-free that
+// crashed the campaign after its re-run on the H200).
+TEST(CudaFault, RerunWritesTheNamedKernelIntoCudaFaultJson) {
+  const fs::path dir = fs::temp_directory_path() / ("flce-cuda-fault-named-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path script = dir / "repro.py";
+  {
+    std::ofstream s(script);
+    s << "cat '" << (fs::path(FLCE_SOURCE_DIR) / "tests" / "data" / "cuda_fault" / "launch_blocking_liger.txt").string()
+      << "' >&2\nexit 1\n";
+  }
+  CudaFaultRerun r;
+  r.python = "/bin/sh";  // runs the "repro" as a shell script: argv is {python, script, --verbose}
+  r.script = script.string();
+  r.gpu = "0";           // the re-run believes a device is there
+  r.timeout_s = 30;
+  const std::string status = rerun_cuda_fault(dir, r);
+  EXPECT_EQ(status, "named");
+  std::ifstream in(dir / "cuda_fault.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["status"], "named");
+  EXPECT_EQ(j["kernel"], "liger_cross_entropy_kernel");
+  EXPECT_EQ(j["error"], "an illegal memory access was encountered");
+  ASSERT_EQ(j["commands"].size(), 1u);
+  EXPECT_NE(j["commands"][0]["command"].get<std::string>().find("CUDA_LAUNCH_BLOCKING=1"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "cuda_fault.txt"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace flce

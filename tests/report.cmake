@@ -75,8 +75,15 @@ if(PART STREQUAL "numeric")
   string(JSON elements GET "${fj}" elements)
   string(JSON min_elements GET "${fj}" min_elements)
   must_match("^judge:grad_input:out-of-bounds@eager$" "${sig}" "finding signature")
-  # The recorded worst element of grad_input in eager: the values the report must quote.
-  file(READ ${F}/report.json rj)
+  # The shrinker keeps the minimized case's own run: its worst element of eager grad_input is
+  # what the report must quote (the values repro.py shows), not the case as found.
+  if(NOT EXISTS ${F}/minimized.json OR NOT EXISTS ${F}/minimized_report.json)
+    file(GLOB have RELATIVE ${F} ${F}/*)
+    message(FATAL_ERROR "the shrunk finding lacks minimized.json / minimized_report.json: ${have}")
+  endif()
+  file(READ ${F}/minimized_report.json rj)
+  string(JSON min_outcome GET "${rj}" outcome)
+  must_match("^judge:grad_input:out-of-bounds@eager$" "${min_outcome}" "minimized_report.json outcome")
   string(JSON no LENGTH "${rj}" oracles)
   set(fp64 "")
   math(EXPR last "${no} - 1")
@@ -115,6 +122,7 @@ if(PART STREQUAL "numeric")
   must_match("\\| Python \\| `3\\.[0-9]+" "${md}" "environment: Python")
   # Observed vs expected: the eager grad_input row with the recorded values, exactly.
   must_contain("| `eager` | `grad_input` | fp32 | out-of-bounds |" "${md}" "observed row")
+  must_contain("from the run of the minimized case" "${md}" "observed values say whose run")
   # CMake re-prints JSON numbers with more digits than the shortest round trip flce writes:
   # the first 14 decimals must agree.
   foreach(v "${got}" "${fp64}" "${bound}")

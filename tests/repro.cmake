@@ -1,13 +1,6 @@
 # flce repro / minimize. Included from tests/CMakeLists.txt, this registers the tests; run
 # with -P and -DREPRO_TEST=<name>, the same file is the test (CMake-scripted CLI contracts).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  # Pure C++ (no interpreter is started): the fuzz room, where repro.cpp and minimize.cpp live.
-  add_executable(flce_repro_tests ${CMAKE_CURRENT_LIST_DIR}/emit_python_test.cpp ${CMAKE_CURRENT_LIST_DIR}/minimize_test.cpp
-                                  ${CMAKE_CURRENT_LIST_DIR}/sequence_test.cpp ${CMAKE_CURRENT_LIST_DIR}/cuda_fault_test.cpp ${CMAKE_CURRENT_LIST_DIR}/upstream_report_test.cpp)
-  target_link_libraries(flce_repro_tests PRIVATE flce_fuzz GTest::gtest_main)
-  target_compile_options(flce_repro_tests PRIVATE ${FLCE_WARNINGS})
-  gtest_discover_tests(flce_repro_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "cpu")
-
   foreach(t verdicts emit_seed inputs_bitwise emit_hostile minimize_seed)
     add_test(NAME repro_${t} COMMAND ${CMAKE_COMMAND} -DREPRO_TEST=${t} -DFLCE=$<TARGET_FILE:flce>
              -DSRC=${CMAKE_SOURCE_DIR} -DPY=${FLCE_PYTHON} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/repro_${t}

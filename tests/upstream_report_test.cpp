@@ -90,6 +90,33 @@ TEST(UpstreamReport, CudaFaultNamesTheKernelAndMatrixRowsMatchByCase) {
   EXPECT_NE(md.find("Size: "), std::string::npos);
 }
 
+// A shrunk finding quotes the minimized case's own run (what repro.py shows), not the values of
+// the case as found; without minimized_report.json it says the values are the unminimized ones.
+TEST(UpstreamReport, MinimizedRunValuesWhenTheShrinkerKeptThem) {
+  Dir d;
+  Case c = example_case();
+  d.write("case.json", to_json(c));
+  Case m = c;
+  m.BT = 1;
+  d.write("minimized.json", to_json(m));
+  auto report = [](double got, double fp64) {
+    return "{\"subject\": \"model-bug-smoothing\", \"outcome\": \"judge:grad_input:out-of-bounds@eager\", "
+           "\"oracles\": [{\"oracle\": \"eager\", \"status\": \"ok\", \"outputs\": [{\"output\": \"grad_input\", "
+           "\"finding\": \"out-of-bounds\", \"dtype\": \"fp32\", \"max_abs_err\": 1, \"err_over_bound\": 9, "
+           "\"bound_at_worst\": 0.1, \"worst_index\": 0, \"got_at_worst\": " + std::to_string(got) +
+           ", \"fp64_at_worst\": " + std::to_string(fp64) + ", \"n_out_of_bounds\": 1}]}]}";
+  };
+  d.write("report.json", report(111.5, 110.5));
+  std::string md = render(load_finding(d.p));
+  EXPECT_NE(md.find("the unminimized case"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 111.5 | 110.5 |"), std::string::npos) << md;
+  d.write("minimized_report.json", report(2.5, 1.5));
+  md = render(load_finding(d.p));
+  EXPECT_NE(md.find("from the run of the minimized case"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2.5 | 1.5 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("111.5"), std::string::npos) << md;
+}
+
 TEST(UpstreamReport, NotAFinding) {
   Dir d;
   EXPECT_THROW(load_finding(d.p), FindingInputError);
