@@ -26,6 +26,7 @@
 #include "judge/signature.hpp"
 #include "case/sampler.hpp"
 #include "process/process.hpp"
+#include "process/proc_tree.hpp"
 #include "process/stacks.hpp"
 
 namespace flce {
@@ -769,7 +770,7 @@ CampaignResult Campaign::run() {
         pending_stacks_ = stacks_report(
             fmt::format("stage {} (the step the worker announced last), case {}, killed after --case-timeout {} s",
                         s.stage, s.t.key, o_.case_timeout_s),
-            request_stacks(s.proc->pid(), s.stacks));
+            request_stacks(s.proc->pid(), s.stacks), process_tree_report(s.proc->pid()));
         s.proc->kill();
         const std::string outcome = "timeout@" + s.stage;
         nlohmann::json rep{{"outcome", outcome}, {"stage", s.stage}, {"case_key", s.t.key},

@@ -1,4 +1,5 @@
 #include "oracles/subject_worker.hpp"
+#include "process/proc_tree.hpp"
 #include "process/stacks.hpp"
 
 #include <unistd.h>
@@ -172,7 +173,7 @@ std::optional<nlohmann::json> SubjectWorker::request(const nlohmann::json& req, 
       // never into the error chain (they would unsettle bucket ids).
       last_stacks_ = stacks_report(fmt::format("gave up on a subject call after {:g} s ({} {})", opt_.timeout_s,
                                                req.value("op", "?"), req.value("mode", "")),
-                                   request_stacks(proc_.pid(), stacks_path_));
+                                   request_stacks(proc_.pid(), stacks_path_), process_tree_report(proc_.pid()));
       proc_.kill();
       std::fprintf(stderr, "flce: worker %s: no reply within %g s; its stacks:\n%s", opt_.label.c_str(), opt_.timeout_s,
                    last_stacks_.c_str());

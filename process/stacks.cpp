@@ -63,17 +63,22 @@ std::string request_stacks(pid_t pid, const std::string& path, double wait_s) {
   return ss.str();
 }
 
-std::string stacks_report(const std::string& flce_side, const std::string& stacks) {
+std::string stacks_report(const std::string& flce_side, const std::string& stacks, const std::string& tree) {
   std::string out = "flce: " + flce_side + "\n\n";
+  const std::string kernel =
+      tree.empty() ? ""
+                   : "\nThe kernel's view (/proc) of the hung process and its children: state, what SIGUSR1 does there, "
+                     "and per thread the system call it sits in (identical threads merged):\n\n" + tree;
   if (stacks.empty())
     return out + "No Python stacks: the subject host did not answer " + std::to_string(kStackSignal) +
-           " (SIGUSR1) within the wait (not started yet, or stuck where Python cannot run its signal handler).\n";
+           " (SIGUSR1) within the wait (not started yet, or stuck where Python cannot run its signal handler: "
+           "see the kernel's view).\n" + kernel;
   out += "Python stacks of the subject host, every thread (faulthandler; most recent call first). Tags: [flce] "
          "flce's subject host, [torch] torch/triton, [python] the standard library, [subject] the subject's code.\n\n";
   std::istringstream in(stacks);
   for (std::string line; std::getline(in, line);)
     out += (line.rfind("  File \"", 0) == 0 ? std::string(owner(line)) + line : line) + "\n";
-  return out;
+  return out + kernel;
 }
 
 void set_stack_forward_target(pid_t pid) { g_forward.store(pid); }

@@ -22,7 +22,9 @@ std::string request_stacks(pid_t pid, const std::string& path, double wait_s = 3
 // The stacks file as a report: a header naming flce's side (stage, case, limit), then each
 // frame line tagged by whose code it is: [flce] (flce_subjects), [torch] (torch, triton),
 // [python] (the standard library), [subject] (everything else: the subject's own code).
-std::string stacks_report(const std::string& flce_side, const std::string& stacks);
+// `tree`: process_tree_report (process/proc_tree.hpp) of the hung process, appended: where
+// every thread of it and of its children sits from the kernel's side, answered or not.
+std::string stacks_report(const std::string& flce_side, const std::string& stacks, const std::string& tree = "");
 
 // In a process that runs a subject host: the pid kStackSignal is forwarded to (the host
 // that was started last), and the handler that forwards it (installed once, by `flce worker`).

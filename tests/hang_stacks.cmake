@@ -7,12 +7,21 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
   add_test(NAME campaign_hang_stacks COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DWORK=${CMAKE_CURRENT_BINARY_DIR}/hang_stacks
            -DPART=run -P ${CMAKE_CURRENT_LIST_FILE})
   set_tests_properties(campaign_hang_stacks PROPERTIES LABELS "python" TIMEOUT 180)
+  # A host that cannot answer (SIGUSR1 ignored, waiting for a child): the kernel's view says why.
+  add_test(NAME campaign_hang_stacks_deaf COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
+           -DWORK=${CMAKE_CURRENT_BINARY_DIR}/hang_stacks_deaf -DPART=deaf -P ${CMAKE_CURRENT_LIST_FILE})
+  set_tests_properties(campaign_hang_stacks_deaf PROPERTIES LABELS "python" TIMEOUT 180)
   return()
 endif()
 
 file(REMOVE_RECURSE ${WORK})
 set(D ${WORK}/c)
-execute_process(COMMAND ${FLCE} campaign --minutes 2 --max-cases 1 --out ${D} --subject hang --workers 1 --case-timeout 3
+if(PART STREQUAL "deaf")
+  set(subject --subject deaf_hang:flce --subject-path ${SRC}/tests/data/subjects)
+else()
+  set(subject --subject hang)
+endif()
+execute_process(COMMAND ${FLCE} campaign --minutes 2 --max-cases 1 --out ${D} ${subject} --workers 1 --case-timeout 3
                         --quiet --minimize-s 0
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 1)
@@ -26,12 +35,28 @@ if(NOT n EQUAL 1)
 endif()
 file(READ ${stacks} s)
 message(STATUS "stacks.txt:\n${s}")
+if(PART STREQUAL "deaf")
+  foreach(want
+      "No Python stacks: the subject host did not answer"
+      "The kernel's view \\(/proc\\)"
+      "pid [0-9]+ `[^`]*flce worker[^`]*`: S"                       # the campaign's worker (it forwards the signal)
+      "\n  pid [0-9]+ `[^`]*-m flce_subjects\\.subprocess_worker`: S \\(sleeping\\), SIGUSR1 ignored"  # why no answer
+      "\n    pid [0-9]+ `sleep 25`: S"                              # what the host waits for
+      "x S in (clock_nanosleep|nanosleep)")
+    if(NOT s MATCHES "${want}")
+      message(FATAL_ERROR "stacks.txt lacks /${want}/")
+    endif()
+  endforeach()
+  return()
+endif()
 foreach(want
     "flce: stage eager "                                    # the flce-side stage, as the outcome names it
     "killed after --case-timeout 3 s"
     "File \"[^\"]*flce_subjects/crash_hang\\.py\", line [0-9]+ in flce\n"  # the hanging function's frame
     "\\[flce\\] +File \"[^\"]*flce_subjects/subprocess_worker\\.py\", line [0-9]+ in main"  # tagged as flce's
-    "Thread 0x[0-9a-f]+|Current thread 0x[0-9a-f]+")
+    "Thread 0x[0-9a-f]+|Current thread 0x[0-9a-f]+"
+    "The kernel's view \\(/proc\\)"
+    "-m flce_subjects\\.subprocess_worker`: S \\(sleeping\\), SIGUSR1 caught")
   if(NOT s MATCHES "${want}")
     message(FATAL_ERROR "stacks.txt lacks /${want}/")
   endif()
