@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -32,7 +33,8 @@ std::string verdict_of(const Pinned& p, const std::string& got) {
 
 }  // namespace
 
-int replay_corpus(const std::string& file, const std::string& only, bool as_json, bool expected_only) {
+int replay_corpus(const std::string& file, const std::string& only, bool as_json, bool expected_only,
+                  const std::string& subject_path) {
   {
     // The whole file and every case it names are checked before the subject host starts.
     const std::vector<LoadedPin> pinned = load_expectations(file);
@@ -40,6 +42,12 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
     const std::string tv = host.torch_version();
     const bool cuda = host.cuda_available();
     int bad = 0, n = 0;
+    std::map<std::string, std::string> versions;  // subject -> its version string here ("" unknown)
+    auto version_of = [&](const std::string& subject) -> const std::string& {
+      auto it = versions.find(subject);
+      if (it == versions.end()) it = versions.emplace(subject, host.describe(subject, subject_path).version).first;
+      return it->second;
+    };
     if (!as_json) std::printf("%-44s %-16s %-12s %s\n", "case", "subject", "verdict", "outcome (expected)");
     for (auto& lp : pinned) {
       const PinnedCase& e = lp.pin;
@@ -47,7 +55,8 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
       p.file = e.case_file;
       if (!only.empty() && p.file.find(only) == std::string::npos) continue;
       p.subject = e.subject;
-      if (const Expectation* x = expectation_here(e.expect, tv, cuda)) {
+      const std::string& sv = version_of(p.subject);
+      if (const Expectation* x = expectation_here(e.expect, tv, cuda, sv)) {
         p.expected = x->outcome;
         p.has_expectation = true;
       }
@@ -56,7 +65,8 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
       if (expected_only) {  // what the corpus says this torch and device show, without running
         if (as_json)
           std::printf("%s\n", nlohmann::ordered_json{{"case", p.file}, {"subject", p.subject}, {"expected", p.expected},
-                                                     {"torch", tv}, {"device", cuda ? "cuda" : "cpu"}}
+                                                     {"torch", tv}, {"device", cuda ? "cuda" : "cpu"},
+                                                     {"subject_version", sv}}
                                    .dump()
                                    .c_str());
         else
@@ -70,13 +80,14 @@ int replay_corpus(const std::string& file, const std::string& only, bool as_json
       }
       RunOptions opt;
       opt.subject = p.subject;
+      opt.subject_path = subject_path;
       RunReport rep = run_sequence(seq, opt).last;
       std::string v = verdict_of(p, rep.outcome);
       ++n;
       if (v == "regressed" || v == "changed") ++bad;
       if (as_json) {
         nlohmann::ordered_json o{{"case", p.file}, {"subject", p.subject}, {"verdict", v}, {"outcome", rep.outcome},
-                                 {"expected", p.expected}, {"torch", tv}};
+                                 {"expected", p.expected}, {"torch", tv}, {"subject_version", rep.subject_version}};
         std::printf("%s\n", o.dump().c_str());
       } else {
         std::printf("%-44s %-16s %-12s %s%s\n", p.file.c_str(), p.subject.c_str(), v.c_str(), rep.outcome.c_str(),
@@ -93,11 +104,19 @@ void add_replay_command(CLI::App& app) {
   static std::string file = std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json";
   static std::string only;
   static bool as_json = false, expected_only = false;
+  static std::string subject_path, subject_git;
   r->add_option("expectations", file, "Expectations file (corpus/expectations.json)")->capture_default_str();
   r->add_option("--only", only, "Replay only entries whose case path contains this text");
   r->add_flag("--json", as_json, "JSON lines, one per case");
   r->add_flag("--expected", expected_only, "Print each case's expected outcome on this torch and device; run nothing");
-  r->callback([] { exit_code() = replay_corpus(file, only, as_json, expected_only); });
+  r->add_option("--subject-path", subject_path,
+                "Load the subjects from this source tree (e.g. a Liger-Kernel checkout's src/); expectations with a "
+                "subject_version pick by the version loaded");
+  r->add_option("--subject-git", subject_git, "REPO@REV: export that commit's tree and load the subjects from it");
+  r->callback([] {
+    if (!resolve_subject_git(subject_git, subject_path, "replay")) return;
+    exit_code() = replay_corpus(file, only, as_json, expected_only, subject_path);
+  });
 }
 
 }  // namespace flce::cli

@@ -31,7 +31,10 @@ void add_repro_commands(CLI::App& app);     // repro, minimize
 void add_gate_commands(CLI::App& app);      // gate
 void add_matrix_commands(CLI::App& app);    // matrix
 // expected_only: print what each case is expected to show on this torch and device, run nothing.
-int replay_corpus(const std::string& expectations, const std::string& only, bool as_json, bool expected_only = false);
+// subject_path: the subjects' source tree ("" the installed ones); expectations with a
+// subject_version apply where the subject's version string (as loaded from there) contains it.
+int replay_corpus(const std::string& expectations, const std::string& only, bool as_json, bool expected_only = false,
+                  const std::string& subject_path = "");
 void add_cuda_commands(CLI::App& app);
 void add_bisect_command(CLI::App& app);     // bisect (first commit of a repository showing an outcome)
 void add_report_command(CLI::App& app);     // report (a finding as an upstream issue body)

@@ -65,6 +65,7 @@ std::vector<PinnedCase> parse_expectations(std::string_view text, const std::str
         if (ex.device != "any" && ex.device != "cpu" && ex.device != "cuda")
           throw rbad("device", "must be one of any, cpu, cuda");
       }
+      ex.subject_version = text_of(r, "subject_version", rbad, false);
       ex.outcome = text_of(r, "outcome", rbad, true);
       p.expect.push_back(std::move(ex));
     }
@@ -95,9 +96,11 @@ std::vector<LoadedPin> load_expectations(const std::string& path, bool need_subj
   return out;
 }
 
-const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda) {
+const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda,
+                                    const std::string& subject_version) {
   for (auto& e : expect)
-    if (version_in_range(torch_version, e.torch) && (e.device == "any" || e.device == (cuda ? "cuda" : "cpu")))
+    if (version_in_range(torch_version, e.torch) && (e.device == "any" || e.device == (cuda ? "cuda" : "cpu")) &&
+        (e.subject_version.empty() || (!subject_version.empty() && subject_version.find(e.subject_version) != std::string::npos)))
       return &e;
   return nullptr;
 }

@@ -14,6 +14,9 @@ namespace flce {
 struct Expectation {
   std::string torch;  // a version range (">=2.8,<2.13"); empty: any torch
   std::string device = "any";  // any | cpu | cuda
+  // Text the subject's version string must contain ("liger-kernel 0.8.5", "liger-kernel git
+  // ead96b618e5c"); empty: any version. One case can so pin a regression between releases.
+  std::string subject_version;
   std::string outcome;
 };
 
@@ -41,7 +44,10 @@ struct LoadedPin {
 // the gate's SPEC.
 std::vector<LoadedPin> load_expectations(const std::string& path, bool need_subject = true);
 
-// The first expectation that applies on this torch and device; nullptr if none.
-const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda);
+// The first expectation that applies on this torch, device and subject version; nullptr if
+// none. An expectation with a subject_version applies only when `subject_version` contains it
+// (an unknown version, "", matches none of them).
+const Expectation* expectation_here(const std::vector<Expectation>& expect, const std::string& torch_version, bool cuda,
+                                    const std::string& subject_version = "");
 
 }  // namespace flce

@@ -12,3 +12,26 @@ endif()
 if(NOT out MATCHES "model-bf16-default.json +model-dtype-out +regressed")
   message(FATAL_ERROR "model-dtype-out not reported as regressed")
 endif()
+
+# Expectations per subject version (corpus/README.md, subject_version): the one naming another
+# version is skipped, the one naming this version (the plug-in's __version__, "0.6.2-shaped")
+# applies before the any-version one.
+set(V ${SRC}/tests/data/version_expectations.json)
+execute_process(COMMAND ${FLCE} replay ${V} --subject-path ${SRC}/tests/data/subjects --json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "replay by subject version: exit ${rc}, want 0 (as-expected and fixed only)")
+endif()
+string(REGEX MATCHALL "\"verdict\":\"[a-z-]+\"" verdicts "${out}")
+if(NOT verdicts STREQUAL "\"verdict\":\"as-expected\";\"verdict\":\"fixed\"")
+  message(FATAL_ERROR "want as-expected then fixed, got: ${verdicts}")
+endif()
+if(NOT out MATCHES "\"expected\":\"judge:loss:out-of-bounds@eager\",\"torch\":\"[^\"]+\",\"subject_version\":\"0\\.6\\.2-shaped\"")
+  message(FATAL_ERROR "the version-pinned expectation was not the one applied, or the version is not reported")
+endif()
+execute_process(COMMAND ${FLCE} replay ${V} --expected --subject-path ${SRC}/tests/data/subjects
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "expected +pass\n[^\n]*expected +judge:loss:out-of-bounds@eager\n")
+  message(FATAL_ERROR "replay --expected by subject version: exit ${rc}\n${out}${err}")
+endif()

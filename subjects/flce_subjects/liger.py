@@ -14,6 +14,7 @@ not use it; a case that does is "unsupported-by-subject:<param>". What it return
 (a plain loss; (loss, z_loss) up to 0.6.2; CrossEntropyOutput after): the runner takes all.
 """
 import importlib
+import re
 
 import torch
 
@@ -30,16 +31,22 @@ def _functional():
 
 
 def version():
+    """"liger-kernel 0.8.5 (<file>)" for an installed release; "liger-kernel git <12 hex> (<file>)"
+    for a tree flce exported (--subject-git: .../trees/<40 hex>/), whose installed metadata, if
+    any, belongs to another copy. Expectations match on it (corpus/README.md, subject_version)."""
+    try:
+        where = importlib.import_module("liger_kernel").__file__
+    except Exception as e:  # still report something useful when the import is broken
+        where = f"<import failed: {type(e).__name__}>"
+    tree = re.search(r"/trees/([0-9a-f]{40})/", where)
+    if tree:
+        return f"liger-kernel git {tree.group(1)[:12]} ({where})"
     try:
         from importlib.metadata import version as dist_version
 
         v = dist_version("liger-kernel")
     except Exception:
         v = "unknown"
-    try:
-        where = importlib.import_module("liger_kernel").__file__
-    except Exception as e:  # still report something useful when the import is broken
-        where = f"<import failed: {type(e).__name__}>"
     return f"liger-kernel {v} ({where})"
 
 

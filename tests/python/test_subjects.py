@@ -62,6 +62,33 @@ def plugin(name, version="1", body="pass", module=None):
     return plugin_tree(name, {f"{module or 'plug' + name}.py": NAIVE.format(version=version, body=body)})
 
 
+class LigerVersion(unittest.TestCase):
+    """liger.version(): the tree's commit for an exported tree, the installed release else; the
+    corpus's subject_version expectations match on it (corpus/README.md)."""
+
+    def version_with_file(self, path):
+        real = liger.importlib.import_module
+
+        class Fake:
+            __file__ = path
+
+        liger.importlib.import_module = lambda name: Fake if name == "liger_kernel" else real(name)
+        try:
+            return liger.version()
+        finally:
+            liger.importlib.import_module = real
+
+    def test_an_exported_tree_names_its_commit(self):
+        hexsha = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
+        v = self.version_with_file(f"/home/u/.cache/flce/trees/{hexsha}/src/liger_kernel/__init__.py")
+        self.assertTrue(v.startswith("liger-kernel git ead96b618e5c ("), v)
+
+    def test_an_installed_copy_names_the_distribution(self):
+        v = self.version_with_file("/venv/lib/python3.12/site-packages/liger_kernel/__init__.py")
+        self.assertRegex(v, r"^liger-kernel (\S+) \(/venv/")
+        self.assertNotIn(" git ", v)
+
+
 class Dtypes(unittest.TestCase):
     def test_names(self):
         self.assertEqual([dtypes.of(n) for n in ("fp32", "fp16", "bf16", "fp64")],
