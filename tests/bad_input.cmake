@@ -131,10 +131,12 @@ row(subject-path fast "--subject-path ${NOPE}: no such directory" ${FLCE} campai
 row(subject-path fast "--subject-path ${NOPE}: no such directory" ${FLCE} matrix --python ${FLCE_PY}
     --cases ${W}/good.json --subject-path ${NOPE})
 row(subject-path fast "--subject-path ${W}/a-file: not a directory" ${FLCE} run ${W}/good.json --subject-path ${W}/a-file)
+row(subject-path fast "--subject-path ${NOPE}: no such directory" ${FLCE} replay --subject-path ${NOPE})
 row(subject-path-bisect fast "--subject-path no/such: no such directory in --good" ${FLCE} bisect ${W}/good.json
     --git ${REPO} --good HEAD~1 --bad HEAD --subject plug:flce --subject-path no/such)
 row(subject-git-repo fast "--subject-git ${NOPE}@main" ${FLCE} run ${W}/good.json --subject-git ${NOPE}@main)
 row(subject-git-ref fast "no-such-ref" ${FLCE} campaign --minutes 1 --out ${W}/c2 --subject model --subject-git ${REPO}@no-such-ref)
+row(subject-git-ref fast "no-such-ref" ${FLCE} replay --subject-git ${REPO}@no-such-ref)
 row(subject-git-inner fast "path=no/such: no such directory in commit" ${FLCE} run ${W}/good.json
     --subject-git ${REPO}@HEAD --subject-path no/such)
 row(bisect-repo fast "${NOPE}" ${FLCE} bisect ${W}/good.json --git ${NOPE} --good a --bad b --subject plug:flce)
