@@ -40,33 +40,32 @@ void report_verb(ReportArgs a) {
     exit_code() = kBadInput;
     return;
   }
-  if (f.report.is_null()) {  // a bare case, or what repro/minimize wrote: learn its outcome here
-    if (a.subject.empty()) {
-      std::fprintf(stderr, "flce report: %s: no report.json (what `flce campaign` or `flce run --json` writes); "
-                           "--subject: run the case once to make one\n", f.dir.c_str());
-      exit_code() = kBadInput;
-      return;
-    }
-    if (!resolve_subject_git(a.subject_git, a.subject_path, "report")) return;
-    a.subject_git.clear();  // exported once
-    RunOptions opt;
-    opt.subject = a.subject;
-    opt.subject_path = a.subject_path;
-    const RunReport rep = run_case(from_json(f.case_json.dump()), opt);
-    f.report = nlohmann::json::parse(report_json(rep).dump());
-    std::fprintf(stderr, "flce report: ran the case with %s: %s\n", a.subject.c_str(), rep.outcome.c_str());
+  // Runs to make here, with --subject: the case when no report.json came with it (a bare case,
+  // what repro/minimize wrote), and a shrunk case without its own run (an older campaign), so
+  // the values quoted are the reproducer's.
+  const bool run_found = f.report.is_null();
+  const bool run_minimized = !a.subject.empty() && f.minimized_json.is_object() && f.minimized_report.is_null() &&
+                             !is_sequence_json(f.minimized_json.dump());
+  if (run_found && a.subject.empty()) {
+    std::fprintf(stderr, "flce report: %s: no report.json (what `flce campaign` or `flce run --json` writes); "
+                         "--subject: run the case once to make one\n", f.dir.c_str());
+    exit_code() = kBadInput;
+    return;
   }
-  // A shrunk case without its own run (an older campaign, `flce minimize`): with --subject, run
-  // it once so the values quoted are the reproducer's.
-  if (!a.subject.empty() && f.minimized_json.is_object() && f.minimized_report.is_null() &&
-      !is_sequence_json(f.minimized_json.dump())) {
+  if (run_found || run_minimized) {
     if (!resolve_subject_git(a.subject_git, a.subject_path, "report")) return;
     RunOptions opt;
     opt.subject = a.subject;
     opt.subject_path = a.subject_path;
-    const RunReport rep = run_case(from_json(f.minimized_json.dump()), opt);
-    if (rep.outcome == f.outcome()) f.minimized_report = nlohmann::json::parse(report_json(rep).dump());
-    std::fprintf(stderr, "flce report: ran the minimized case with %s: %s\n", a.subject.c_str(), rep.outcome.c_str());
+    auto run = [&](const nlohmann::json& c, const char* what) {
+      const RunReport rep = run_case(from_json(c.dump()), opt);
+      std::fprintf(stderr, "flce report: ran the %s with %s: %s\n", what, a.subject.c_str(), rep.outcome.c_str());
+      return rep;
+    };
+    if (run_found) f.report = nlohmann::json::parse(report_json(run(f.case_json, "case")).dump());
+    if (run_minimized)
+      if (const RunReport rep = run(f.minimized_json, "minimized case"); rep.outcome == f.outcome())
+        f.minimized_report = nlohmann::json::parse(report_json(rep).dump());
   }
   if (f.repro_py.empty() && !f.subject().empty()) {
     const std::string outcome = f.outcome();

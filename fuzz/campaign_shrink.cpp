@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <fmt/format.h>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -42,15 +41,16 @@ class ShrinkWorker {
 
   std::string outcome(const Case& c) { return ask({{"case", nlohmann::json::parse(to_json(c, -1))}}); }
 
-  // Reports of the tries that showed `signature`, by canonical case: the accepted minimum's own
-  // values go into minimized_report.json, so an upstream report quotes what repro.py shows.
+  // The report of the last try that showed `signature`: minimize accepts every such try, so
+  // after it that is the minimum's own run, whose values go into minimized_report.json (an
+  // upstream report then quotes what repro.py shows).
   void keep_reports_of(std::string signature) {
     keep_ = std::move(signature);
-    reports_.clear();
+    kept_case_.clear();
+    kept_report_ = nullptr;
   }
   const nlohmann::json* report_of(const Case& c) const {
-    auto it = reports_.find(nlohmann::json::parse(to_json(c, -1)).dump());
-    return it == reports_.end() ? nullptr : &it->second;
+    return !kept_case_.empty() && kept_case_ == nlohmann::json::parse(to_json(c, -1)).dump() ? &kept_report_ : nullptr;
   }
 
   // A sequence's outcome in a fresh worker (history-free but for the sequence itself), which
@@ -86,7 +86,7 @@ class ShrinkWorker {
       else if (j.contains("outcome")) {
         const std::string out = j["outcome"].get<std::string>();
         if (!keep_.empty() && out == keep_ && req.contains("case") && j.contains("report"))
-          reports_[req["case"].dump()] = j["report"];
+          kept_case_ = req["case"].dump(), kept_report_ = j["report"];
         return out;
       }
     }
@@ -153,8 +153,8 @@ class ShrinkWorker {
   ShrinkOptions o_;
   fs::path log_;
   std::string gpu_;  // CUDA_VISIBLE_DEVICES of this worker ("": inherit)
-  std::string keep_;
-  std::map<std::string, nlohmann::json> reports_;
+  std::string keep_, kept_case_;
+  nlohmann::json kept_report_;
   std::unique_ptr<Process> proc_;
   std::vector<std::string> pending_;
   int n_ = 0;
