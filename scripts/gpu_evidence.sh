@@ -118,14 +118,12 @@ if want ladder; then  # old trees whose campaigns timed out in the ladder: a hun
     pids+=($!)
   done
 fi
-if want pinned; then  # the pinned cases of new findings, on the wheel and on main, as flce run gives them
-  (for c in tests/data/triage/liger-softcap-fp32-none-tiny.json; do
-     for tree in wheel main; do
-       flags=(); [[ $tree == main ]] && flags=(--subject-git "$REPO@main")
-       echo "=== $c on $tree"
-       timeout 240 "$FLCE" run "$c" --subject liger "${flags[@]}" 2>&1 | tail -12
-       echo "exit ${PIPESTATUS[0]}"
-     done
+if want pinned; then  # the pinned softcap regression, replayed on the wheel and on main (subject_version picks the expectation)
+  (for tree in wheel main; do
+     flags=(); [[ $tree == main ]] && flags=(--subject-git "$REPO@main")
+     echo "=== corpus/cases/liger-softcap-fp32-none-tiny.json on $tree"
+     timeout 240 "$FLCE" replay --only liger-softcap-fp32-none-tiny --json "${flags[@]}" 2>&1 | tail -12
+     echo "exit ${PIPESTATUS[0]}"
    done) >"$E/pinned.tail" 2>&1 &
   pids+=($!)
 fi
