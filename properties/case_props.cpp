@@ -4,6 +4,7 @@
 
 #include "oracles/golden.hpp"
 #include "judge/judge.hpp"
+#include "case/sampler.hpp"
 #include "properties/case_gen.hpp"
 
 using namespace flce;
@@ -24,7 +25,9 @@ RC_GTEST_PROP(CaseProps, GoldenRoundedToOutputDtypeIsWithinBounds, ()) {
   gen::Limits lim;
   lim.allow_op_kinds = true;
   lim.allow_special_values = false;
-  Case c = *gen::any_case(lim);
+  // As the sampler draws them: no value spreads on fp16, whose range they overflow (rounding the
+  // exact answer gives inf there, which any correct fp16 implementation would show too).
+  Case c = within_fp16_range(*gen::any_case(lim));
   Inputs in = make_inputs(c);
   Outputs g = golden(c, in);
   Bounds b = compute_bounds(c, in);
