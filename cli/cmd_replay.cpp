@@ -11,6 +11,7 @@
 #include "case/sequence.hpp"
 #include "judge/differential.hpp"
 #include "judge/expectations.hpp"
+#include "judge/signature.hpp"
 #include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -25,7 +26,7 @@ struct Pinned {
 
 std::string verdict_of(const Pinned& p, const std::string& got) {
   if (!p.has_expectation) return "new";
-  if (got == p.expected) return "as-expected";
+  if (outcome_matches(p.expected, got)) return "as-expected";
   if (got == "pass") return "fixed";
   if (p.expected == "pass") return "regressed";
   return "changed";

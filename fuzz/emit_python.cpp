@@ -174,7 +174,8 @@ std::string emit_python(const EmitSpec& spec, const std::vector<Case>& earlier, 
   payload["signatures"] = signature_patterns(spec.signatures_json);
   // Numeric findings are judged against flce's golden: carried when one is expected (or any failure is).
   bool judged = spec.expect.empty();
-  for (auto& e : spec.expect) judged = judged || e.outcome.rfind("judge:", 0) == 0;
+  for (auto& e : spec.expect)  // any alternative ("a | judge:...") may be a numeric finding
+    judged = judged || e.outcome.rfind("judge:", 0) == 0 || e.outcome.find(" | judge:") != std::string::npos;
   payload["golden"] = judged ? judge_data(spec.c) : nlohmann::ordered_json(nullptr);
   // JSON text, one top-level field (or signature) per line, each line one escaped literal:
   // readable, and nothing in it is code.

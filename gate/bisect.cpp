@@ -69,7 +69,7 @@ std::vector<size_t> Bisection::suspects() const {
 
 BisectMark bisect_mark(const std::string& outcome, const std::string& bad_outcome) {
   if (outcome.empty() || is_unsupported_outcome(outcome)) return BisectMark::SKIP;  // judge/signature.hpp
-  if (outcome == bad_outcome) return BisectMark::BAD;
+  if (outcome_matches(bad_outcome, outcome)) return BisectMark::BAD;  // or one of its alternatives
   return BisectMark::GOOD;
 }
 

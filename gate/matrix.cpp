@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "judge/expectations.hpp"
+#include "judge/signature.hpp"
 #include "oracles/subject_worker.hpp"
 #include "report/markdown.hpp"
 
@@ -96,7 +97,7 @@ std::string expected_outcome(const std::vector<ExpectRule>& rules, const std::st
 
 std::string expectation_verdict(const std::string& expected, const std::string& got) {
   if (expected.empty()) return "new";
-  if (got == expected) return "as-expected";
+  if (outcome_matches(expected, got)) return "as-expected";
   if (got == "pass") return "fixed";
   if (expected == "pass") return "regressed";
   return "changed";

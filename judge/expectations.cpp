@@ -66,7 +66,19 @@ std::vector<PinnedCase> parse_expectations(std::string_view text, const std::str
           throw rbad("device", "must be one of any, cpu, cuda");
       }
       ex.subject_version = text_of(r, "subject_version", rbad, false);
-      ex.outcome = text_of(r, "outcome", rbad, true);
+      auto o = r.find("outcome");
+      if (o != r.end() && o->is_array()) {  // alternatives: one bug, several symptoms
+        if (o->empty()) throw rbad("outcome", "must be a non-empty string or a non-empty array of them");
+        for (size_t a = 0; a < o->size(); ++a) {
+          const json& alt = (*o)[a];
+          if (!alt.is_string() || alt.get<std::string>().empty() ||
+              alt.get<std::string>().find(kOutcomeSeparator) != std::string::npos || alt.get<std::string>() == "pass")
+            throw rbad(fmt::format("outcome[{}]", a), "must be a non-empty outcome line other than pass, without ' | '");
+          ex.outcome += (a ? std::string(kOutcomeSeparator) : "") + alt.get<std::string>();
+        }
+      } else {
+        ex.outcome = text_of(r, "outcome", rbad, true);
+      }
       p.expect.push_back(std::move(ex));
     }
     out.push_back(std::move(p));

@@ -17,7 +17,7 @@ struct Expectation {
   // Text the subject's version string must contain ("liger-kernel 0.8.5", "liger-kernel git
   // ead96b618e5c"); empty: any version. One case can so pin a regression between releases.
   std::string subject_version;
-  std::string outcome;
+  std::string outcome;  // one outcome line, or alternatives joined by kOutcomeSeparator (" | ")
 };
 
 struct PinnedCase {

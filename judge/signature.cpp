@@ -51,6 +51,15 @@ std::vector<std::string> strings(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
+bool outcome_matches(const std::string& expected, const std::string& got) {
+  for (size_t at = 0;;) {
+    const size_t end = expected.find(kOutcomeSeparator, at);
+    if (expected.compare(at, end == std::string::npos ? std::string::npos : end - at, got) == 0) return true;
+    if (end == std::string::npos) return false;
+    at = end + kOutcomeSeparator.size();
+  }
+}
+
 bool version_in_range(const std::string& version, const std::string& range) {
   auto v = parse_version(version);
   std::stringstream ss(range);

@@ -43,6 +43,12 @@ std::string innermost_torch_frame(const ErrorChain& chain);
 // ">=2.8,<2.13" style ranges against "2.13.0+cu130"
 bool version_in_range(const std::string& version, const std::string& range);
 
+// An expected outcome may name several ("a | b | c", from an expectation's `outcome` array): a
+// memory-safety bug reads what the allocator left, so one bug shows one of a few symptoms.
+inline constexpr std::string_view kOutcomeSeparator = " | ";
+// True when `got` is `expected` or one of its alternatives.
+bool outcome_matches(const std::string& expected, const std::string& got);
+
 // An outcome line "<signature>@compiled:<stage>": the compiled run raised (trace, lowering,
 // codegen), as opposed to a numeric finding ("judge:..."), a crash or a timeout.
 bool is_compile_failure(const std::string& outcome);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One shard of the multi-host nightly job: a campaign with seed BASE+INDEX and its own
-# --out, then a libFuzzer run with -seed=BASE+INDEX and its own corpus directory.
+# --out, then a libFuzzer run with -seed=BASE+INDEX and its own corpus directory, then the
+# subject properties on a random seed (RapidCheck's reproduce string lands in the log).
 #   scripts/nightly_shard.sh INDEX COUNT OUT_ROOT      -> OUT_ROOT/shard-INDEX/{campaign,fuzz-corpus,...}
 # Rerunning the same command resumes the campaign and grows the same corpus (a requeued
 # Slurm task loses nothing). scripts/nightly_merge.sh merges the shards afterwards.
@@ -14,7 +15,10 @@
 #                         (default: corpus/cases)
 #   NIGHTLY_FUZZER        libFuzzer binary (default: $FLCE_BUILD/fuzz/subject_fuzzer); "none": skip
 #   NIGHTLY_FUZZ_SECONDS  libFuzzer time budget (default: 600); NIGHTLY_FUZZ_RUNS optional
-# Exit: 0 when both ran (findings are in the reports, not in the exit code), else non-zero.
+#   NIGHTLY_PROPERTIES    subject-property binary (default: $FLCE_BUILD/properties/flce_subject_properties;
+#                         "none": skip); NIGHTLY_PROP_CASES cases per property (>= 10, default: 50),
+#                         NIGHTLY_PROP_SEED its RapidCheck seed (default: random, printed in the log)
+# Exit: 0 when all ran (findings are in the reports and logs, not in the exit code), else non-zero.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)  # defaults only; paths given are relative to the caller
 die() { printf 'nightly_shard: %s\n' "$*" >&2; exit 2; }
@@ -35,6 +39,9 @@ FUZZER=${NIGHTLY_FUZZER:-$BUILD/fuzz/subject_fuzzer}
 [[ -x $FLCE ]] || die "$FLCE: not built (ninja -C $BUILD flce)"
 [[ $FUZZER == none || -x $FUZZER ]] || die "$FUZZER: not built (ninja -C $BUILD $(basename "$FUZZER")), or NIGHTLY_FUZZER=none"
 [[ -d $CORPUS ]] || die "NIGHTLY_CORPUS $CORPUS: not a directory"
+PROP_CASES=${NIGHTLY_PROP_CASES:-50}
+# Fewer than 10 starts every case at RapidCheck size 0 (BT = 1), where the BT > 1 properties give up.
+[[ $PROP_CASES =~ ^[0-9]+$ ]] && ((PROP_CASES >= 10)) || die "NIGHTLY_PROP_CASES '$PROP_CASES' must be an integer >= 10"
 SHARD=$ROOT/shard-$INDEX
 mkdir -p "$SHARD/fuzz-corpus" "$SHARD/fuzz-artifacts"
 
@@ -61,5 +68,18 @@ if [[ $FUZZER != none ]]; then
   "$FUZZER" "${fargs[@]}" "$SHARD/fuzz-corpus" "$CORPUS" >"$SHARD/fuzz.log" 2>&1 || rc=$?
   ((rc == 0)) || die "$FUZZER exit $rc (a crash leaves its input in $SHARD/fuzz-artifacts/); log: $SHARD/fuzz.log"
   log "fuzz corpus: $(find "$SHARD/fuzz-corpus" -type f | wc -l) inputs"
+fi
+# 3. Subject properties on a random seed (CI runs them on one fixed seed). A failure prints
+#    RapidCheck's reproduce string and the report table (with the ladder) into the log; triage
+#    it and pin the case in corpus/expectations.json.
+PROPS=${NIGHTLY_PROPERTIES:-$BUILD/properties/flce_subject_properties}
+if [[ $PROPS != none && -x $PROPS ]]; then
+  pseed=${NIGHTLY_PROP_SEED:-$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}
+  log "subject properties: RC_PARAMS=seed=$pseed max_success=$PROP_CASES"
+  rc=0
+  FLCE_PROP_SUBJECT=$SUBJECT RC_PARAMS="seed=$pseed max_success=$PROP_CASES" \
+    "$PROPS" >"$SHARD/properties.log" 2>&1 || rc=$?
+  ((rc == 0)) && log "subject properties: passed" ||
+    log "subject properties: FAILED (exit $rc); reproduce strings in $SHARD/properties.log"
 fi
 log "done: $SHARD"

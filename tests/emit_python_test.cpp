@@ -13,6 +13,7 @@
 #include "case/gen.hpp"
 #include "case/inputs.hpp"
 #include "fuzz/repro.hpp"
+#include "judge/expectations.hpp"
 
 namespace flce {
 namespace {
@@ -148,6 +149,31 @@ TEST(Expectations, ReproducesAndRanges) {
   EXPECT_EQ(expected_here(v, "2.13.0", true), "gpu-only");
   EXPECT_EQ(expected_here(v, "2.13.0", false), "tier2");
   EXPECT_EQ(expected_here(v, "2.7.0", false), "");
+}
+
+TEST(Expectations, AnOutcomeArrayNamesAlternativesOfOneBug) {
+  // One memory-safety bug, several symptoms: the repro matches any of them, and only them.
+  const auto pins = parse_expectations(
+      R"([{"case": "c.json", "subject": "model", "expect": [{"torch": ">=2.13", "device": "cpu",)"
+      R"( "outcome": ["inductor-cpu-index-out-of-bounds@compiled:inductor", "judge:grad_weight:nonfinite@compiled"]}]}])");
+  ASSERT_EQ(pins.size(), 1u);
+  const std::string want = pins[0].expect.at(0).outcome;
+  EXPECT_EQ(want, "inductor-cpu-index-out-of-bounds@compiled:inductor | judge:grad_weight:nonfinite@compiled");
+  EXPECT_TRUE(reproduces("inductor-cpu-index-out-of-bounds@compiled:inductor", want));
+  EXPECT_TRUE(reproduces("judge:grad_weight:nonfinite@compiled", want));
+  EXPECT_FALSE(reproduces("judge:grad_weight:out-of-bounds@compiled", want));
+  EXPECT_FALSE(reproduces("judge:grad_weight:nonfinite", want));  // a prefix is not a match
+  EXPECT_FALSE(reproduces("pass", want));
+  // An empty array, an empty or "pass" alternative, or one holding the separator is refused by name.
+  for (const char* bad : {R"([])", R"([""])", R"(["pass", "x@eager:-"])", R"(["a@eager:- | b@eager:-"])", R"([1])"}) {
+    const std::string doc = std::string(R"([{"case": "c.json", "expect": [{"outcome": )") + bad + "}]}]";
+    try {
+      parse_expectations(doc, "E");
+      ADD_FAILURE() << "accepted " << doc;
+    } catch (const CaseError& e) {
+      EXPECT_NE(std::string(e.what()).find("E: entry 0: expect[0].outcome"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Expectations, LineKeepsTheCorpusSpacing) {

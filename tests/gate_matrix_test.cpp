@@ -184,6 +184,10 @@ TEST(Matrix, ExpectationsApplyPerTorchAndDevice) {
   EXPECT_EQ(expectation_verdict("tier2-lowering@compiled:inductor", "pass"), "fixed");
   EXPECT_EQ(expectation_verdict("pass", "tier2-lowering@compiled:inductor"), "regressed");
   EXPECT_EQ(expectation_verdict("tier1-decomposition@compiled:eager", "tier2-lowering@compiled:inductor"), "changed");
+  const std::string alts = "inductor-cpu-index-out-of-bounds@compiled:inductor | judge:grad_weight:nonfinite@compiled";
+  EXPECT_EQ(expectation_verdict(alts, "judge:grad_weight:nonfinite@compiled"), "as-expected");
+  EXPECT_EQ(expectation_verdict(alts, "pass"), "fixed");
+  EXPECT_EQ(expectation_verdict(alts, "judge:grad_weight:out-of-bounds@compiled"), "changed");
 }
 
 TEST(Matrix, WorkaroundRowsFollowTheirSubject) {

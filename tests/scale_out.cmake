@@ -31,6 +31,7 @@ set(ENV{NIGHTLY_CORPUS} ${WORK}/corpus)
 set(ENV{NIGHTLY_FUZZER} ${FUZZER})
 set(ENV{NIGHTLY_FUZZ_SECONDS} 60)
 set(ENV{NIGHTLY_FUZZ_RUNS} 3000)
+set(ENV{NIGHTLY_PROPERTIES} none)  # step 3 (subject properties) is flce-kind only; aten-dtype-out runs ops
 
 function(require cond_text)
   if(NOT (${ARGN}))

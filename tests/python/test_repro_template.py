@@ -295,7 +295,18 @@ class Versions(unittest.TestCase):
         self.assertEqual(m.expected_outcome(fake("2.11.0", True)), "tier1")
         self.assertIsNone(m.expected_outcome(fake("2.7.0", False)))
 
+    def test_reproduced_matches_the_outcome_or_one_of_its_alternatives(self):
+        alts = "inductor-cpu-index-out-of-bounds@compiled:inductor | judge:grad_weight:nonfinite@compiled"
+        self.assertTrue(self.m.reproduced("judge:grad_weight:nonfinite@compiled", alts))
+        self.assertTrue(self.m.reproduced("inductor-cpu-index-out-of-bounds@compiled:inductor", alts))
+        self.assertFalse(self.m.reproduced("judge:grad_weight:nonfinite", alts))
+        self.assertFalse(self.m.reproduced("pass", alts))
+        self.assertTrue(self.m.reproduced("pass", "pass"))
+        self.assertTrue(self.m.reproduced("bucket-0123456789ab@eager:-", None))
+        self.assertFalse(self.m.reproduced("unsupported", None))
+
     def test_needs_dtype_out(self):
+        self.assertTrue(self.m.needs_dtype_out(casegen.case(), "judge:x@eager | tier2-lowering@compiled:inductor"))
         flce = casegen.case()
         self.assertTrue(self.m.needs_dtype_out(flce, "tier2-lowering@compiled:inductor"))
         self.assertFalse(self.m.needs_dtype_out(flce, "judge:loss:out-of-bounds@eager"))
