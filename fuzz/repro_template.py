@@ -825,16 +825,20 @@ def expected_outcome(torch):
     return None
 
 
+def alternatives(expected):
+    """The outcome lines an expectation accepts ("a | b": one memory-safety bug, several symptoms)."""
+    return (expected or "").split(" | ")
+
+
 def reproduced(got, expected):
-    """got is the expected outcome or one of its alternatives ("a | b": one memory-safety bug,
-    several symptoms); with no expectation, any failure."""
+    """got is the expected outcome or one of its alternatives; with no expectation, any failure."""
     if expected is None:
         return got not in ("pass", "unsupported")
-    return got in expected.split(" | ")
+    return got in alternatives(expected)
 
 
 def needs_dtype_out(c, expected):
-    sigs = {alt.split("@", 1)[0] for alt in (expected or "").split(" | ")}
+    sigs = {alt.split("@", 1)[0] for alt in alternatives(expected)}
     return bool(sigs & set(DTYPE_OUT_SIGNATURES)) or c["kind"] != "flce"  # the op kinds always pass out_dtype=
 
 
@@ -886,7 +890,7 @@ def main():
         reason = subject.supports(CASE)
         if reason:
             raise Skip(f"subject {name!r} does not run this case: {reason}")
-        if any(alt.startswith("judge:") for alt in (expected or "").split(" | ")) and not GOLDEN:
+        if any(alt.startswith("judge:") for alt in alternatives(expected)) and not GOLDEN:
             raise Skip("the case is too large to carry flce's fp64 golden reference, which numeric findings need "
                        "(use `flce repro`)")
         cache = {} if EARLIER else None
