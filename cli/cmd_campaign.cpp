@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "fuzz/campaign.hpp"
+#include "fuzz/campaign/campaign.hpp"
 
 namespace flce::cli {
 
@@ -104,7 +104,7 @@ void add_campaign_commands(CLI::App& app) {
     });
   }
   {
-    // Not for people: the campaign talks to it over stdin/stdout (fuzz/campaign_worker.cpp).
+    // Not for people: the campaign talks to it over stdin/stdout (fuzz/campaign/campaign_worker.cpp).
     auto* w = app.add_subcommand("worker", "")->group("");
     static CampaignWorkerOptions o;
     w->add_option("--subject", o.subject)->required();

@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "fuzz/campaign.hpp"
-#include "fuzz/campaign_merge.hpp"
+#include "fuzz/campaign/campaign.hpp"
+#include "fuzz/campaign/campaign_merge.hpp"
 
 namespace flce::cli {
 

@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "case/case.hpp"
 #include "case/sampler.hpp"
-#include "fuzz/coverage_guide.hpp"
+#include "fuzz/campaign/coverage_guide.hpp"
 
 namespace flce::cli {
 

@@ -13,9 +13,9 @@
 #include "judge/differential.hpp"
 #include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
-#include "fuzz/emit_python.hpp"
-#include "fuzz/minimize.hpp"
-#include "fuzz/repro.hpp"
+#include "fuzz/findings/emit_python.hpp"
+#include "fuzz/findings/minimize.hpp"
+#include "fuzz/findings/repro.hpp"
 
 namespace flce::cli {
 

@@ -63,7 +63,7 @@ struct LadderStep {
 // Ladders already walked, by graph configuration and failure: key(c, signature) is
 // graph_key(c) + "|" + the compiled run's signature id. A trace-time error that one graph
 // raises for one shape it raises for the family's other shapes too (the shape is fed, not
-// traced into the key), so a campaign shares these across workers (fuzz/lanes.hpp).
+// traced into the key), so a campaign shares these across workers (fuzz/campaign/lanes.hpp).
 struct LadderMemo {
   struct Entry {
     std::vector<LadderStep> ladder;
@@ -79,7 +79,7 @@ struct LadderMemo {
 // judge: bounds, verdicts, signatures) and each oracle's round trip to where it runs (eager,
 // compiled, ladder rungs: the subject host; reference: the extra oracles). transfer_ms is the
 // part of the subject round trips spent moving tensors through shared memory. A campaign sums
-// these per lane (fuzz/lanes.hpp).
+// these per lane (fuzz/campaign/lanes.hpp).
 struct RunTiming {
   double inputs_ms = 0, golden_ms = 0, judge_ms = 0;
   double eager_ms = 0, compile_ms = 0, ladder_ms = 0, reference_ms = 0;

@@ -20,7 +20,7 @@ std::vector<int> parse_version(const std::string& v) {
     if (!isdigit(static_cast<unsigned char>(v[i]))) break;
     int n = 0;
     // Saturating: a run of digits past int ("2.99999999999") is a huge version, not UB
-    // (found by fuzz/expectations_fuzzer.cpp; fuzz/regressions/expectations_fuzzer/).
+    // (found by fuzz/targets/expectations_fuzzer.cpp; fuzz/targets/regressions/expectations_fuzzer/).
     while (i < v.size() && isdigit(static_cast<unsigned char>(v[i]))) {
       const int d = v[i++] - '0';
       n = n > (std::numeric_limits<int>::max() - d) / 10 ? std::numeric_limits<int>::max() : n * 10 + d;

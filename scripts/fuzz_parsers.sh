@@ -16,7 +16,7 @@
 #   --build-only  build build-fuzz/ and stop;  --bundle DIR: also copy the targets into DIR
 #   --out DIR     corpora, crash artifacts and logs (default build-fuzz/runs)
 # Exit 1 when a target crashed, leaked, hit UB or a timeout (its artifact is under
-# OUT/<target>/artifacts/; pin it under fuzz/regressions/<target>/ once fixed), 2 bad flags.
+# OUT/<target>/artifacts/; pin it under fuzz/targets/regressions/<target>/ once fixed), 2 bad flags.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=1000000 MAXTIME=0 FORK=0 JOBS=0 MAXLEN=4096 BIN="" OUT="" BUILD_ONLY=0 BUNDLE=""
@@ -68,7 +68,7 @@ fi
 OUT=${OUT:-$ROOT/build-fuzz/runs}
 mkdir -p "$OUT"
 
-# Seeds: what flce really reads, plus the small written sets under fuzz/seeds/.
+# Seeds: what flce really reads, plus the small written sets under fuzz/targets/seeds/.
 seeds_of() {
   local s=$OUT/$1/seeds
   rm -rf "$s" && mkdir -p "$s"
@@ -77,13 +77,13 @@ seeds_of() {
       cp "$ROOT"/corpus/cases/*.json "$ROOT"/corpus/example.json "$s/"
       find "$ROOT/tests/data" -name '*.json' ! -name '*expectations*' -exec cp --backup=numbered {} "$s/" \; ;;
     expectations_fuzzer)
-      cp "$ROOT"/fuzz/seeds/expectations/* "$s/"
+      cp "$ROOT"/fuzz/targets/seeds/expectations/* "$s/"
       cp "$ROOT/corpus/expectations.json" "$s/corpus.json"
       cp "$ROOT/tests/data/stale_expectations.json" "$s/stale.json" ;;
-    campaign_state_fuzzer) cp "$ROOT"/fuzz/seeds/campaign_state/* "$s/" ;;
-    gate_spec_fuzzer) cp "$ROOT"/fuzz/seeds/gate_spec/* "$s/" ;;
+    campaign_state_fuzzer) cp "$ROOT"/fuzz/targets/seeds/campaign_state/* "$s/" ;;
+    gate_spec_fuzzer) cp "$ROOT"/fuzz/targets/seeds/gate_spec/* "$s/" ;;
     matrix_spec_fuzzer)
-      cp "$ROOT"/fuzz/seeds/matrix_spec/* "$s/"
+      cp "$ROOT"/fuzz/targets/seeds/matrix_spec/* "$s/"
       { echo 2.13.0+cu130; cat "$ROOT/corpus/expectations.json"; } > "$s/corpus" ;;
   esac
   echo "$s"
@@ -106,7 +106,7 @@ for t in $TARGETS; do
   else par=(-runs="$RUNS"); fi
   [[ $MAXTIME -gt 0 ]] && par+=(-max_total_time="$MAXTIME")
   # Pinned regressions first: a fixed bug must stay fixed under the sanitizers too.
-  if [[ -d $ROOT/fuzz/regressions/$t ]] && ! (cd "$d" && "$exe" -runs=0 "$ROOT/fuzz/regressions/$t" >"$d/regressions.log" 2>&1); then
+  if [[ -d $ROOT/fuzz/targets/regressions/$t ]] && ! (cd "$d" && "$exe" -runs=0 "$ROOT/fuzz/targets/regressions/$t" >"$d/regressions.log" 2>&1); then
     echo "fuzz_parsers.sh: $t: a pinned regression input fails again (see $d/regressions.log)" >&2
     fail=1
   fi

@@ -1,12 +1,12 @@
-// Coverage (fuzz/coverage.hpp) and coverage-guided sampling (fuzz/coverage_guide.hpp): the cells a
+// Coverage (fuzz/campaign/coverage.hpp) and coverage-guided sampling (fuzz/campaign/coverage_guide.hpp): the cells a
 // case covers, the table the campaign keeps, and that guidance reaches every field value early.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
-#include "fuzz/coverage.hpp"
-#include "fuzz/coverage_guide.hpp"
+#include "fuzz/campaign/coverage.hpp"
+#include "fuzz/campaign/coverage_guide.hpp"
 
 using namespace flce;
 

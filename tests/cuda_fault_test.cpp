@@ -1,4 +1,4 @@
-// CUDA faults name their kernel (fuzz/cuda_fault.hpp): the parsers on recorded logs in
+// CUDA faults name their kernel (fuzz/findings/cuda_fault.hpp): the parsers on recorded logs in
 // tests/data/cuda_fault/ (compute-sanitizer memcheck in both "at" layouts, a C++ kernel, and a
 // CUDA_LAUNCH_BLOCKING=1 traceback of a Triton launch), and the re-run's skip where no GPU is.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "fuzz/cuda_fault.hpp"
+#include "fuzz/findings/cuda_fault.hpp"
 
 namespace flce {
 namespace {

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "fuzz/emit_python.hpp"
+#include "fuzz/findings/emit_python.hpp"
 #include "case/gen.hpp"
 #include "case/inputs.hpp"
-#include "fuzz/repro.hpp"
+#include "fuzz/findings/repro.hpp"
 #include "judge/expectations.hpp"
 
 namespace flce {

@@ -1,4 +1,4 @@
-# Campaign lanes (fuzz/lanes.hpp): the eager lane never compiles and outruns the compiled one; a
+# Campaign lanes (fuzz/campaign/lanes.hpp): the eager lane never compiles and outruns the compiled one; a
 # two-lane campaign resumes exactly; compiled workers share ladders and families retire at the
 # first repeat. Included from tests/CMakeLists.txt it registers the tests; run with -P -DPART=<name>
 # it is the test itself.
@@ -78,7 +78,7 @@ if(PART STREQUAL "eager")
   require("an eager-only campaign ran ${LANE_CASES} compiled cases" LANE_CASES EQUAL 0)
   journal_keys(${D})
   foreach(k IN LISTS KEYS)
-    # "~J": the coverage-guided pick (candidate J of that index, fuzz/coverage_guide.hpp)
+    # "~J": the coverage-guided pick (candidate J of that index, fuzz/campaign/coverage_guide.hpp)
     require("eager-lane key ${k}" k MATCHES "^sample:5/eager#[0-9]+(~[0-9]+)?$")
   endforeach()
   file(READ ${D}/report.md md)

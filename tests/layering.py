@@ -22,6 +22,10 @@ BELOW = {
     "gate": {"case", "process", "kernels", "oracles", "judge", "report"},
     "cli": {"case", "process", "kernels", "oracles", "judge", "report", "fuzz", "gate"},
 }
+# Rooms inside a room: the folders of fuzz/, and what each may include of its siblings.
+SUBROOMS = {
+    "fuzz": {"findings": set(), "campaign": {"findings"}, "targets": {"findings", "campaign"}},
+}
 CODE = (".cpp", ".hpp", ".cu", ".cuh", ".h", ".py", ".cmake")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -49,10 +53,19 @@ def main(root):
                             text = f.read()
                         for inc in INCLUDE.findall(text):
                             room = inc.split("/")[0] if "/" in inc else top
+                            rel = os.path.relpath(p, root)
                             if room in BELOW and room != top and room not in BELOW[top]:
-                                rel = os.path.relpath(p, root)
                                 errors.append(f"{rel} includes {inc}: {top}/ may include only "
                                               f"{', '.join(sorted(BELOW[top])) or 'itself'}")
+                            sub = SUBROOMS.get(top)
+                            if sub and room == top:
+                                mine = rel.split(os.sep)[1] if rel.count(os.sep) >= 2 else ""
+                                theirs = inc.split("/")[1] if inc.count("/") >= 2 else ""
+                                if mine not in sub:
+                                    errors.append(f"{rel}: {top}/ holds code only in {', '.join(sorted(sub))}/")
+                                elif theirs != mine and theirs not in sub[mine]:
+                                    errors.append(f"{rel} includes {inc}: {top}/{mine}/ may include only "
+                                                  f"{', '.join(f'{top}/{x}/' for x in sorted(sub[mine])) or 'itself'}")
         if n:
             sizes[top] = n
     total = sum(sizes.values())
@@ -65,6 +78,10 @@ def main(root):
     for top in sizes:
         if not re.search(rf"^{re.escape(top)}/", layout, re.M):
             errors.append(f"README.md's Layout section does not name {top}/")
+    for top, sub in SUBROOMS.items():
+        for name in sub:
+            if not re.search(rf"^{re.escape(top)}/{re.escape(name)}/", layout, re.M):
+                errors.append(f"README.md's Layout section does not name {top}/{name}/")
     for top in BELOW:
         if not os.path.isfile(os.path.join(root, top, "CMakeLists.txt")):
             errors.append(f"{top}/ has no CMakeLists.txt (each room is a CMake library)")

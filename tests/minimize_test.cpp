@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "fuzz/minimize.hpp"
+#include "fuzz/findings/minimize.hpp"
 
 namespace flce {
 namespace {

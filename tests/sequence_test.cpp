@@ -5,9 +5,9 @@
 #include <set>
 
 #include "case/sequence.hpp"
-#include "fuzz/call_history.hpp"
-#include "fuzz/ddmin.hpp"
-#include "fuzz/history_shrink.hpp"
+#include "fuzz/findings/call_history.hpp"
+#include "fuzz/findings/ddmin.hpp"
+#include "fuzz/findings/history_shrink.hpp"
 
 using namespace flce;
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "case/case.hpp"
-#include "fuzz/upstream_report.hpp"
+#include "fuzz/findings/upstream_report.hpp"
 #include "report/markdown.hpp"
 
 namespace flce {

@@ -1,5 +1,5 @@
 """`cuda-oob`: a Triton kernel that reads far past its input (an illegal address). For the
-CUDA-fault re-run (fuzz/cuda_fault.hpp): the campaign marks the finding cuda_poisoned and the
+CUDA-fault re-run (fuzz/findings/cuda_fault.hpp): the campaign marks the finding cuda_poisoned and the
 re-run must name `_flce_oob_read_kernel` and the launch line below. CUDA only."""
 import torch
 

@@ -1,0 +1,881 @@
+// The campaign parent: dispatches cases to worker processes, enforces the per-case
+// timeout, turns worker deaths into findings, and commits state after every case.
+#include "fuzz/campaign/campaign.hpp"
+
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "fuzz/campaign/campaign_report.hpp"
+#include "fuzz/findings/campaign_shrink.hpp"
+#include "fuzz/campaign/campaign_state.hpp"
+#include "fuzz/campaign/coverage_guide.hpp"
+#include "case/case.hpp"
+#include "judge/signature.hpp"
+#include "case/sampler.hpp"
+#include "process/process.hpp"
+#include "process/proc_tree.hpp"
+#include "process/stacks.hpp"
+
+namespace flce {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop_signal(int) { g_stop = 1; }
+
+constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
+constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, not a case
+// Group commit: state.json and the journal are made durable at most this often (and at once
+// for a new finding and at the end). A commit is two fsyncs and a directory sync, 26 ms on
+// this machine's disk: per case, it capped the eager lane at ~40 cases/s whatever the workers.
+// A kill -9 reruns at most the cases of this window; none is recorded twice.
+constexpr double kCommitEveryS = 0.25;
+// "Subject unusable": this many first cases, from at least two graph configurations, all
+// failed the same way at the call (see Campaign::watch_usable).
+constexpr size_t kUnusableAfter = 3;
+
+// An error that says the subject's function could not even be called: raised while the subject
+// host prepared the call (phase "setup": loading the subject, reading its signature), or a
+// TypeError of Python's argument binding at the call itself ("got an unexpected keyword
+// argument", "takes 3 positional arguments but 4 were given", ...). Errors from inside a
+// subject's computation never are.
+bool call_error(const std::string& phase, const std::string& matched) {
+  if (phase == "setup") return true;
+  if (phase != "forward" || matched.rfind("builtins.TypeError: ", 0) != 0) return false;
+  static const std::regex binding(
+      "got an unexpected keyword argument|takes [0-9]+ positional arguments? but [0-9]+ (were|was) given|"
+      "missing [0-9]+ required (positional|keyword-only) arguments?|got multiple values for argument|"
+      "takes no keyword arguments|got some positional-only arguments passed as keyword arguments");
+  return std::regex_search(matched, binding);
+}
+
+uint32_t short_hash(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h;
+}
+
+struct Ticket {
+  std::string key, case_json;
+  std::string graph;  // short hash of the case's graph_key (CampaignState::graphs)
+  std::optional<std::pair<uint64_t, uint64_t>> sample;  // seed, index (in its lane's stream)
+  Lane lane = Lane::COMPILED;  // the oracles it runs (lanes.hpp)
+  Clock::time_point sent;      // dispatched (the parent's round trip, LaneTotals)
+  std::vector<std::string> cells;  // coverage_cells of the case (CampaignState::coverage)
+
+  Ticket() = default;
+  explicit Ticket(const Case& c)
+      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))), cells(coverage_cells(c)) {}
+};
+
+struct Slot {
+  enum State { STARTING, IDLE, BUSY } st = STARTING;
+  std::unique_ptr<Process> proc = std::make_unique<Process>();
+  Ticket t;
+  std::string stage;
+  Clock::time_point since;
+  std::string log;
+  std::string stacks;  // i15b: where its subject host dumps Python stacks (process/stacks.hpp)
+  std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
+  std::optional<uint64_t> family;  // the sample family this slot works through (sampler.hpp)
+  Lane lane = Lane::COMPILED;
+};
+
+
+std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
+
+// The last words a slot's worker left (a dead worker's, a dead subject's, a hung case's).
+std::string log_tail(const Slot& s) { return tail(read_text(s.log), 16384); }
+
+
+class Campaign {
+ public:
+  explicit Campaign(const CampaignOptions& o) : o_(o), dir_(o.out) {
+    launch_.exe = o.flce_exe;
+    launch_.subject = o.subject;
+    launch_.subject_path = o.subject_path;
+    launch_.mem_gib = o.worker_mem_gib;
+    launch_.threads = std::max(1, usable_cpus() / std::max(o.workers, 1));  // the workers share the cores
+  }
+  CampaignResult run();
+
+ private:
+  void open_dir();
+  void load_state();
+  void load_corpus();
+  Ticket next_ticket(Slot& s);
+  Ticket next_eager_ticket();
+  SampleSpace sample_space() const;
+  bool graph_busy(const std::string& graph, const Slot& except) const;
+  void learn_ladder(const Ticket& t, const nlohmann::json& report);
+  std::optional<uint64_t> next_in_family(uint64_t family);
+  uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
+  void spawn(Slot& s);
+  void dispatch(Slot& s, Ticket t);
+  void handle_line(Slot& s, const std::string& line);
+  void worker_ended(Slot& s, const std::string& how);
+  void record(const Ticket& t, const std::string& outcome, const nlohmann::json& report, const std::string& detail,
+              bool cuda_poisoned, const std::string& worker_log, double worker_ms = 0);
+  void new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report, const std::string& worker_log);
+  void write_finding_json(const Finding& f);
+  void save_state();  // the commit point: pending journal lines, then state.json
+  void commit_due();  // save_state() when kCommitEveryS has passed since the last one
+  std::string pending_journal_;
+  Clock::time_point last_commit_ = Clock::now();
+  double elapsed() const { return elapsed_before_ + std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  bool budget_left() const {
+    return elapsed() < o_.minutes * 60 && (o_.max_cases < 0 || st_.cases_done + in_flight() < o_.max_cases);
+  }
+  int64_t in_flight() const {
+    return std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.st == Slot::BUSY; });
+  }
+  void progress(bool force);
+
+  CampaignOptions o_;
+  WorkerLaunch launch_;  // what every worker of this campaign runs (spawn adds its gpu and log)
+  fs::path dir_;
+  int lock_fd_ = -1;
+  CampaignState st_;
+  std::vector<Ticket> corpus_;
+  std::set<std::string> dispatched_;  // corpus keys handed out this run
+  uint64_t cursor_ = 0;               // sample indices below it are all done
+  std::set<uint64_t> owned_families_;  // families a slot is working through
+  std::set<uint64_t> eager_in_flight_;  // eager-lane sample indices handed out, not yet recorded
+  int64_t graphs_this_run_ = 0;        // graph configurations first run by this invocation
+  double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
+  void maybe_retire(const Ticket& t, const std::string& outcome);
+  void learn_capabilities(const nlohmann::json& caps);
+  void watch_usable(const Ticket& t, const std::string& outcome, const nlohmann::json& report);
+  // Until some case produces outputs: the first cases' failures at the call (watch_usable), and
+  // the families they came from (the next case is drawn from another family, so the rule sees
+  // two configurations within kUnusableAfter cases).
+  bool probing() const { return !st_.subject_ran && !early_.empty(); }
+  std::vector<std::pair<std::string, std::string>> early_;  // outcome, graph
+  std::set<uint64_t> early_families_;
+  std::string unusable_;            // set: the subject cannot run at all; stop, exit 2
+  std::set<std::string> lacks_;     // parameters the subject lacks (its workers' capabilities)
+  std::vector<Slot> slots_;
+  Clock::time_point t0_ = Clock::now(), last_progress_{};
+  double elapsed_before_ = 0;
+  int64_t cases_this_run_ = 0;
+  int startup_failures_ = 0;
+  std::string last_finding_;
+  std::string pending_stacks_;  // i15b: stacks.txt of the timeout being recorded
+  bool tty_ = false;
+};
+
+void Campaign::open_dir() {
+  std::error_code ec;
+  fs::create_directories(dir_ / "findings", ec);
+  fs::create_directories(dir_ / "workers", ec);
+  if (ec) throw CampaignInputError(fmt::format("cannot create {}: {}", dir_.string(), ec.message()));
+  lock_fd_ = ::open((dir_ / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    throw CampaignInputError(fmt::format("{} is in use by another campaign (lock held)", dir_.string()));
+}
+
+void Campaign::load_state() {
+  const fs::path sp = dir_ / "state.json";
+  if (fs::exists(sp)) {
+    try {
+      st_ = parse_campaign_state(read_text(sp));
+    } catch (const std::exception& e) {
+      throw CampaignInputError(fmt::format("{}: not a campaign state ({})", sp.string(), e.what()));
+    }
+    // Input validation (#15): a resume with another flag than the campaign's is refused, naming
+    // the flag, before anything under --out is written.
+    auto changed = [&](const char* flag, const std::string& now, const std::string& was) {
+      throw CampaignInputError(fmt::format("{} {}: {} holds a campaign with {} {}; use that or another --out", flag, now,
+                                           dir_.string(), flag, was));
+    };
+    if (st_.subject != o_.subject) changed("--subject", o_.subject, "'" + st_.subject + "'");
+    if (st_.subject_path != o_.subject_path) changed("--subject-path", o_.subject_path, "'" + st_.subject_path + "'");
+    if (st_.family_size != o_.family_size)  // sample k would be another case
+      changed("--family", std::to_string(o_.family_size), std::to_string(st_.family_size));
+    if (!st_.seeds.empty() && !st_.seeds.count(o_.seed)) {  // merged states hold several seeds; any of them resumes
+      std::string seeds;
+      for (auto& [s, cur] : st_.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
+      changed("--seed", std::to_string(o_.seed), seeds);
+    }
+    if (!st_.device.empty() && st_.device != (o_.cuda ? "cuda" : "cpu"))  // sample k would run elsewhere
+      changed("--device", o_.cuda ? "cuda" : "cpu", "'" + st_.device + "'");
+  } else {
+    st_.subject = o_.subject;
+    st_.subject_path = o_.subject_path;
+    st_.family_size = o_.family_size;
+  }
+  st_.device = o_.cuda ? "cuda" : "cpu";
+  // A finding directory is renamed into place before state.json names it; one the state
+  // does not know is from a run killed in between: adopt it, so no finding is lost.
+  for (auto& e : fs::directory_iterator(dir_ / "findings")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".tmp-", 0) == 0) {
+      fs::remove_all(e.path());
+      continue;
+    }
+    if (!fs::exists(e.path() / "finding.json") || !fs::exists(e.path() / "case.json")) continue;
+    // i15b: one parser for adopted findings (fuzzed: fuzz/targets/campaign_state_fuzzer.cpp)
+    auto adopted = parse_adopted_finding(read_text(e.path() / "finding.json"), name);
+    if (!adopted || st_.finding(adopted->signature)) continue;
+    Finding f = *adopted;
+    st_.findings.push_back(f);
+    if (!st_.first_finding_s || f.first_seen_s < *st_.first_finding_s) st_.first_finding_s = f.first_seen_s;
+  }
+  // Journal lines past the last commit belong to cases that will run again.
+  const fs::path journal = dir_ / "cases.jsonl";
+  if (fs::exists(journal) && fs::file_size(journal) > st_.journal_bytes) fs::resize_file(journal, st_.journal_bytes);
+  elapsed_before_ = st_.elapsed_s;
+  cursor_ = st_.seeds[o_.seed].next;
+}
+
+void Campaign::load_corpus() {
+  if (o_.corpus.empty()) return;
+  if (!fs::is_directory(o_.corpus)) throw CampaignInputError(fmt::format("--corpus {}: not a directory", o_.corpus));
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(o_.corpus))
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (auto& p : files) {
+    Case c;
+    try {
+      c = from_json_file(p.string());
+    } catch (const CaseError& e) {  // input validation (#15): the message already names the file
+      throw CampaignInputError(fmt::format("--corpus: case {}", e.what()));
+    } catch (const std::exception& e) {
+      throw CampaignInputError(fmt::format("corpus case {}: {}", p.string(), e.what()));
+    }
+    Ticket t(c);
+    // The content is part of the key: an edited corpus file is a new case.
+    t.key = fmt::format("corpus:{}@{:08x}", p.filename().string(), short_hash(t.case_json));
+    corpus_.push_back(t);
+  }
+}
+
+std::optional<uint64_t> Campaign::next_in_family(uint64_t family) {
+  const SeedCursor& cur = st_.seeds[o_.seed];
+  for (uint64_t i = family * family_size(); i < (family + 1) * family_size(); ++i)
+    if (!cur.done(i)) return i;
+  return std::nullopt;
+}
+
+// Corpus cases first (any slot), then samples. A slot works through one family at a time, so
+// the cases that share a compiled graph run in the worker that already compiled it; an
+// abandoned family (a stop, a resume) is taken up again before new ones.
+Ticket Campaign::next_ticket(Slot& s) {
+  // Corpus cases go to the compiled lane, whose oracles they were pinned with; to the eager
+  // lane only when it is the campaign's one lane (then they run eager, like every case).
+  const bool any_compiled =
+      std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.lane == Lane::COMPILED; });
+  const bool any_eager =
+      std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.lane == Lane::EAGER; });
+  if (s.lane == Lane::COMPILED || !any_compiled)
+    for (auto& t : corpus_)
+      if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
+        dispatched_.insert(t.key);
+        Ticket c = t;
+        c.lane = s.lane;
+        return c;
+      }
+  // Neighbours of findings (coverage_guide.hpp) before new samples: a finding's surroundings
+  // early, in the lane that found it (or in the campaign's one lane).
+  for (auto& [key, case_json] : st_.neighbours)
+    if (!dispatched_.count(key) && (lane_of_key(key) == s.lane || !any_compiled || !any_eager)) {
+      dispatched_.insert(key);
+      Ticket t(from_json(case_json));
+      t.key = key;
+      t.lane = s.lane;
+      return t;
+    }
+  if (s.lane == Lane::EAGER) return next_eager_ticket();
+  // While the first cases all fail at the call, the next one comes from another family (its
+  // own configuration); the family is taken up again later, like an abandoned one.
+  const bool hop = probing() && s.family && early_families_.count(*s.family);
+  std::optional<uint64_t> index = s.family && !hop ? next_in_family(*s.family) : std::nullopt;
+  if (!index) {
+    if (s.family) owned_families_.erase(*s.family);
+    SeedCursor& cur = st_.seeds[o_.seed];
+    while (cur.done(cursor_)) ++cursor_;
+    for (uint64_t fam = cursor_ / family_size();; ++fam) {
+      if (owned_families_.count(fam) || (probing() && early_families_.count(fam))) continue;
+      index = next_in_family(fam);
+      if (!index) continue;
+      // Two workers never start one graph configuration at once: the second would trace it and
+      // walk its ladder again before the first's result is shared (CampaignState::ladders).
+      if (graph_busy(Ticket(guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates,
+                                          st_.family_picks).c).graph, s))
+        continue;
+      s.family = fam;
+      owned_families_.insert(fam);
+      break;
+    }
+  }
+  const GuidedPick pick = guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates, st_.family_picks);
+  Ticket t(pick.c);
+  t.sample = std::make_pair(o_.seed, *index);
+  t.key = sample_key(o_.seed, Lane::COMPILED, *index) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
+  return t;
+}
+
+SampleSpace Campaign::sample_space() const {
+  SampleSpace sp;
+  sp.op_kinds = o_.subject.rfind("aten-dtype-out", 0) == 0;  // the op family only this subject runs
+  sp.device = o_.cuda ? Device::CUDA : Device::CPU;
+  sp.family_size = o_.family_size;
+  sp.without = lacks_;  // what the subject's callable lacks is never drawn
+  return sp;
+}
+
+// The eager lane: plain cases (no compile to amortize, so every case its own configuration)
+// from the lane's own stream, the lowest index not done and not handed out; coverage-guided
+// like the compiled lane's (coverage_guide.hpp).
+Ticket Campaign::next_eager_ticket() {
+  SeedCursor& cur = st_.eager_seeds[o_.seed];
+  uint64_t i = cur.next;
+  while (cur.done(i) || eager_in_flight_.count(i)) ++i;
+  eager_in_flight_.insert(i);
+  SampleSpace sp = sample_space();
+  sp.family_size = 1;
+  const GuidedPick pick = guided_sample(lane_seed(o_.seed, Lane::EAGER), i, sp, st_.coverage, o_.candidates,
+                                        st_.family_picks);
+  Ticket t(pick.c);
+  t.sample = std::make_pair(o_.seed, i);
+  t.key = sample_key(o_.seed, Lane::EAGER, i) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
+  t.lane = Lane::EAGER;
+  return t;
+}
+
+bool Campaign::graph_busy(const std::string& graph, const Slot& except) const {
+  for (auto& x : slots_)
+    if (&x != &except && x.st == Slot::BUSY && x.lane == Lane::COMPILED && x.t.graph == graph) return true;
+  return false;
+}
+
+void Campaign::spawn(Slot& s) {
+  WorkerLaunch l = launch_;
+  l.gpu = s.gpu;
+  l.log_path = s.log;
+  ProcessSpec w = worker_spec(l);
+  w.env.push_back(std::string(kStacksFileEnv) + "=" + s.stacks);  // i15b: inherited by the subject host
+  s.proc->spawn(w);
+  s.st = Slot::STARTING;
+  s.since = Clock::now();
+}
+
+void Campaign::dispatch(Slot& s, Ticket t) {
+  s.t = std::move(t);
+  s.st = Slot::BUSY;
+  s.stage = "queued";
+  s.since = Clock::now();
+  s.t.sent = s.since;
+  nlohmann::json req{{"key", s.t.key}, {"case", nlohmann::json::parse(s.t.case_json)}, {"lane", lane_name(s.t.lane)}};
+  if (s.t.lane == Lane::COMPILED)  // what this graph's earlier cases learned: no worker walks a ladder twice
+    if (auto known = ladders_for(st_.ladders, s.t.graph); !known.empty()) req["ladders"] = known;
+  s.proc->send(req.dump() + "\n");  // a dead worker shows up as its exit in the loop
+}
+
+void Campaign::handle_line(Slot& s, const std::string& line) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;  // not ours
+  if (j.contains("ready")) {
+    if (!j["ready"].get<bool>()) {
+      if (j.value("bad_input", false)) throw CampaignInputError(j.value("why", "worker refused the subject"));
+      throw std::runtime_error("worker failed to start: " + j.value("why", ""));
+    }
+    if (st_.environment.empty() || st_.environment.is_null()) st_.environment = j["environment"];
+    if (j.contains("capabilities")) learn_capabilities(j["capabilities"]);
+    if (first_ready_s_ < 0) first_ready_s_ = std::chrono::duration<double>(Clock::now() - t0_).count();
+    s.st = Slot::IDLE;
+    startup_failures_ = 0;
+    return;
+  }
+  if (s.st != Slot::BUSY || j.value("key", "") != s.t.key) return;
+  if (j.value("bad_input", false)) throw CampaignInputError(j.value("why", "the worker refused the subject"));
+  if (j.contains("stage")) {
+    s.stage = j["stage"].get<std::string>();
+    return;
+  }
+  const std::string outcome = j.value("outcome", "flce-error@protocol");
+  std::string detail = j.value("error", "");
+  if (j.contains("report"))
+    for (auto& orc : j["report"].value("oracles", nlohmann::json::array())) {
+      if (orc.contains("signature")) {
+        detail = orc["signature"].value("matched", "");
+        break;
+      }
+      if (!orc.value("pass", true))
+        for (auto& out : orc.value("outputs", nlohmann::json::array()))
+          if (out.value("finding", "ok") != "ok") {
+            detail = fmt::format("{} {}: {}", orc.value("oracle", ""), out.value("output", ""), out.value("detail", ""));
+            if (out.contains("verdict")) detail += " | " + out["verdict"].get<std::string>();  // judge/blame.hpp
+            break;
+          }
+      if (!detail.empty()) break;
+    }
+  s.st = Slot::IDLE;
+  const bool poisoned = j.value("cuda_poisoned", false), died = j.value("subject_died", false);
+  // A dead subject process left its last words in the worker's log (the child's stderr tail).
+  nlohmann::json report = j.value("report", nlohmann::json::object());
+  // The calls before a finding (fuzz/findings/call_history.hpp): its report.json keeps them for the shrinker.
+  if (j.contains("history")) report["history"] = j["history"];
+  record(s.t, outcome, report, detail.substr(0, 300), poisoned, died ? log_tail(s) : "", j.value("wall_ms", 0.0));
+  if (poisoned || died) {
+    // The worker exits after reporting a poisoned context or a dead subject; handing it the
+    // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").
+    // Restart now.
+    s.proc->stop(10.0);
+    ++st_.worker_restarts;
+    if (budget_left() && !g_stop) spawn(s);
+  }
+}
+
+// A worker exited: a crash if it had a case, a failed start if it never became ready.
+void Campaign::worker_ended(Slot& s, const std::string& how) {
+  const std::string log = log_tail(s);
+  if (s.st == Slot::STARTING) {
+    if (++startup_failures_ >= kMaxStartupFailures)
+      throw std::runtime_error(fmt::format("workers fail to start ({}); last log:\n{}", how, tail(log, 4000)));
+  } else if (s.st == Slot::BUSY) {
+    s.st = Slot::IDLE;  // no longer in flight: the budget below counts it as done
+    const std::string outcome = fmt::format("crash:{}@{}", how, s.stage);
+    nlohmann::json rep{{"outcome", outcome}, {"exit", how}, {"stage", s.stage}, {"case_key", s.t.key}};
+    record(s.t, outcome, rep, "worker died: " + how + " during " + s.stage, false, log);
+  }
+  ++st_.worker_restarts;
+  if (g_stop || !budget_left()) {
+    s.st = Slot::IDLE;  // not respawned; the loop ends once nothing is in flight
+    return;
+  }
+  spawn(s);
+}
+
+void Campaign::record(const Ticket& t, const std::string& outcome, const nlohmann::json& report,
+                      const std::string& detail, bool cuda_poisoned, const std::string& worker_log, double worker_ms) {
+  ++st_.cases_done;
+  ++cases_this_run_;
+  ++st_.outcomes[outcome];
+  if (t.lane == Lane::COMPILED && st_.graphs.insert(t.graph).second) ++graphs_this_run_;
+  if (t.sample && t.lane == Lane::EAGER) {
+    st_.eager_seeds[t.sample->first].mark(t.sample->second);
+    eager_in_flight_.erase(t.sample->second);
+  } else if (t.sample) {
+    st_.seeds[t.sample->first].mark(t.sample->second);
+  } else {
+    st_.corpus_done.insert(t.key);
+  }
+  st_.lanes[std::string(lane_name(t.lane))].add(
+      report.value("timing", nlohmann::json()), worker_ms,
+      std::chrono::duration<double, std::milli>(Clock::now() - t.sent).count());
+  if (t.lane == Lane::COMPILED) learn_ladder(t, report);
+  Finding* f = is_finding(outcome) ? st_.finding(outcome) : nullptr;
+  bool fresh = false;
+  if (is_finding(outcome) && !f) {
+    Finding n;
+    n.id = finding_id(outcome);
+    n.signature = outcome;
+    n.first_case = t.key;
+    n.first_seen = n.last_seen = utc_now();
+    n.first_seen_s = elapsed();
+    n.count = 1;
+    n.detail = detail;
+    n.cuda_poisoned = cuda_poisoned;
+    new_finding_dir(n, t, report, worker_log);
+    st_.findings.push_back(n);
+    f = &st_.findings.back();
+    if (!st_.first_finding_s) st_.first_finding_s = n.first_seen_s;
+    fresh = true;
+  } else if (f && f->first_case != t.key) {  // same key: the re-run of an adopted finding's case
+    ++f->count;
+    f->last_seen = utc_now();
+    f->cuda_poisoned |= cuda_poisoned;
+  }
+  st_.coverage.add(std::string(lane_name(t.lane)), t.cells, is_finding(outcome));
+  std::erase_if(st_.neighbours, [&](const auto& n) { return n.first == t.key; });
+  watch_usable(t, outcome, report);
+  maybe_retire(t, outcome);
+  if (fresh && o_.candidates > 1 && st_.subject_ran) {  // (a subject that never ran has no neighbourhood)
+    int k = 0;
+    const std::string lane_tag = t.lane == Lane::EAGER ? "/eager" : "";  // lane_of_key reads it back
+    for (const Case& n : neighbours(from_json(t.case_json), lacks_))
+      st_.neighbours.emplace_back(fmt::format("neighbour:{}{}#{}", f->id, lane_tag, k++), to_json(n, -1));
+  }
+  nlohmann::json jl{{"key", t.key}, {"lane", lane_name(t.lane)}, {"graph", t.graph}, {"outcome", outcome},
+                    {"at", utc_now()}, {"campaign_s", elapsed()}};
+  // Where a case's time went (profiling throughput): each oracle's wall time, in ms.
+  for (auto& o : report.value("oracles", nlohmann::json::array()))
+    if (o.contains("wall_ms")) jl["ms"][o.value("oracle", "?")] = std::lround(o["wall_ms"].get<double>());
+  if (report.value("ladder_memoized", false)) jl["ladder_memoized"] = true;
+  pending_journal_ += jl.dump() + "\n";
+  if (fresh) save_state();  // a new finding is committed at once
+  else commit_due();        // the case's commit point (group commit)
+  // A repeat's count reaches finding.json at the end of the run (state.json has it at once):
+  // one durable write per hit was a commit's cost again.
+  if (fresh) {
+    last_finding_ = outcome;
+    if (!o_.quiet) {
+      std::fprintf(stderr, "%snew finding after %.1f s: %s (%s) -> %s\n", tty_ ? "\r\033[K" : "", f->first_seen_s,
+                   outcome.c_str(), t.key.c_str(), (dir_ / "findings" / f->id).c_str());
+      last_progress_ = {};
+    }
+  }
+}
+
+// A compile failure ("<signature>@compiled:<stage>") is what a family retires on; judge
+// findings, crashes and timeouts depend on the values or the process, so they never do. The
+// count is the campaign's, per graph configuration (CampaignState::ladders): a family whose
+// graph another family already showed the failure for retires at its first case of it.
+void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
+  if (!t.sample || t.lane != Lane::COMPILED || o_.retire_after <= 0 || family_size() <= 1) return;
+  if (!is_compile_failure(outcome)) return;
+  auto known = st_.ladders.find(t.graph + "|" + outcome.substr(0, outcome.find('@')));
+  if (known == st_.ladders.end() || known->second.sightings() < o_.retire_after) return;
+  const uint64_t family = t.sample->second / family_size();
+  SeedCursor& cur = st_.seeds[t.sample->first];
+  int64_t skipped = 0;
+  for (uint64_t i = family * family_size(); i < (family + 1) * family_size(); ++i)
+    if (!cur.done(i) && i != t.sample->second) {
+      cur.mark(i);
+      ++skipped;
+    }
+  if (skipped) {
+    ++st_.families_retired;
+    st_.cases_retired += skipped;
+  }
+}
+
+// A compiled case whose run raised: the ladder it walked becomes the campaign's for (graph,
+// signature), sent with every later case of the graph; one that reused it counts a hit and
+// the rungs it did not trace.
+void Campaign::learn_ladder(const Ticket& t, const nlohmann::json& report) {
+  const std::string sig = report.value("ladder_signature", "");
+  const nlohmann::json ladder = report.value("ladder", nlohmann::json::array());
+  if (sig.empty() || ladder.empty()) return;
+  SharedLadder& l = st_.ladders[t.graph + "|" + sig];
+  LaneTotals& lane = st_.lanes[std::string(lane_name(Lane::COMPILED))];
+  if (report.value("ladder_memoized", false)) {
+    ++l.hits;
+    ++lane.memo_hits;
+    lane.traces_saved += static_cast<int64_t>(ladder.size()) - 1;  // every rung but the compiled run's own
+  } else {
+    ++l.walks;
+    l.ladder = ladder;
+    l.first_failing_stage = report.value("first_failing_stage", "");
+  }
+}
+
+// The capabilities a worker read from the subject's signature: what the campaign stops drawing.
+// Every worker runs the same subject; should two disagree, what any of them lacks is avoided.
+void Campaign::learn_capabilities(const nlohmann::json& caps) {
+  if (!caps.is_object() || !caps.value("known", false)) return;
+  for (auto& p : caps.value("lacks", nlohmann::json::array()))
+    if (p.is_string()) lacks_.insert(p.get<std::string>());
+  nlohmann::json lacks = nlohmann::json::array();  // in the subjects' parameter order
+  for (auto& p : flce_parameters())
+    if (lacks_.count(p)) lacks.push_back(p);
+  for (auto& p : lacks_)
+    if (std::find(flce_parameters().begin(), flce_parameters().end(), p) == flce_parameters().end()) lacks.push_back(p);
+  nlohmann::json c{{"params", caps.value("params", nlohmann::json::array())}, {"lacks", lacks},
+                   {"callable", caps.value("callable", "")}};
+  if (st_.capabilities != c) {
+    st_.capabilities = c;
+    if (!o_.quiet && !lacks_.empty()) {
+      std::string names;
+      for (auto& p : lacks) names += (names.empty() ? "" : ", ") + p.get<std::string>();
+      std::fprintf(stderr, "%scampaign: subject %s lacks %s: no sampled case uses them\n", tty_ ? "\r\033[K" : "",
+                   o_.subject.c_str(), names.c_str());
+    }
+  }
+}
+
+// "Subject unusable": before any case has produced outputs, the first kUnusableAfter cases
+// (unsupported ones aside) all failed in eager with one outcome, at the call (call_error), from
+// at least two graph configurations. A subject that gets as far as computing anything, fails in
+// two ways, or fails only in one configuration is never unusable: its failures are findings.
+void Campaign::watch_usable(const Ticket& t, const std::string& outcome, const nlohmann::json& report) {
+  if (st_.subject_ran || !unusable_.empty()) return;
+  const nlohmann::json oracles = report.value("oracles", nlohmann::json::array());
+  const nlohmann::json* eager = nullptr;
+  for (auto& o : oracles) {
+    if (o.value("status", "") == "ok") {
+      st_.subject_ran = true;
+      early_.clear();
+      return;
+    }
+    if (o.value("oracle", "") == "eager") eager = &o;
+  }
+  if (is_unsupported_outcome(outcome)) return;  // cannot run here: says nothing either way
+  const nlohmann::json sig = eager && eager->value("status", "") == "error" && eager->contains("signature")
+                                 ? (*eager)["signature"] : nlohmann::json::object();
+  if (!call_error(sig.value("phase", ""), sig.value("matched", "")) ||
+      (!early_.empty() && early_.front().first != outcome)) {
+    st_.subject_ran = true;  // it fails like a subject that runs: from here on, every failure is a finding
+    early_.clear();
+    return;
+  }
+  early_.push_back({outcome, t.graph});
+  if (t.sample && t.lane == Lane::COMPILED) early_families_.insert(t.sample->second / family_size());
+  std::set<std::string> graphs;
+  for (auto& [o, g] : early_) graphs.insert(g);
+  if (early_.size() >= kUnusableAfter && graphs.size() >= 2)
+    unusable_ = fmt::format("{} (the first {} cases, {} configurations, all failed at the call in eager: {})",
+                            sig.value("matched", outcome), early_.size(), graphs.size(), outcome);
+}
+
+void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report,
+                               const std::string& worker_log) {
+  // Built aside and renamed into place: a finding directory is whole or absent.
+  const fs::path final_dir = dir_ / "findings" / f.id;
+  const fs::path tmp = dir_ / "findings" / (".tmp-" + f.id);
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  write_atomic(tmp / "case.json", to_json(from_json(t.case_json), 2) + "\n");
+  write_atomic(tmp / "report.json", report.dump(2) + "\n");
+  if (!worker_log.empty()) write_atomic(tmp / "worker.log", worker_log);
+  if (!pending_stacks_.empty()) write_atomic(tmp / "stacks.txt", pending_stacks_);  // i15b: a timeout's stacks
+  write_finding_json_to(tmp, f);
+  fs::remove_all(final_dir);  // an orphan the state never named would be adopted at start; this is a leftover
+  fs::rename(tmp, final_dir);
+  sync_dir(dir_ / "findings");
+}
+
+void Campaign::write_finding_json(const Finding& f) { write_finding_json_to(dir_ / "findings" / f.id, f); }
+
+void Campaign::save_state() {
+  if (!pending_journal_.empty()) {
+    st_.journal_bytes = append_durable(dir_ / "cases.jsonl", pending_journal_);
+    pending_journal_.clear();
+  }
+  last_commit_ = Clock::now();
+  st_.elapsed_s = elapsed();
+  write_atomic(dir_ / "state.json", st_.to_json().dump(1) + "\n");
+}
+
+void Campaign::commit_due() {
+  if (std::chrono::duration<double>(Clock::now() - last_commit_).count() >= kCommitEveryS) save_state();
+}
+
+void Campaign::progress(bool force) {
+  if (!tty_) return;
+  auto now = Clock::now();
+  if (!force && now - last_progress_ < std::chrono::milliseconds(500)) return;
+  last_progress_ = now;
+  const double run_s = std::chrono::duration<double>(now - t0_).count();
+  std::string busy;
+  for (auto& s : slots_) busy += s.st == Slot::BUSY ? "R" : s.st == Slot::STARTING ? "s" : ".";
+  std::fprintf(stderr, "\r\033[K%lld cases (%.2f/s) | %zu distinct | %zu findings | workers %s | %s | last: %s",
+               static_cast<long long>(st_.cases_done), run_s > 0 ? static_cast<double>(cases_this_run_) / run_s : 0.0,
+               st_.outcomes.size(), st_.findings.size(), busy.c_str(),
+               fmt::format("{:.0f}s left", std::max(0.0, o_.minutes * 60 - elapsed())).c_str(),
+               last_finding_.empty() ? "-" : last_finding_.c_str());
+  std::fflush(stderr);
+}
+
+CampaignResult Campaign::run() {
+  open_dir();
+  load_state();
+  load_corpus();
+  std::vector<std::string> gpus = visible_gpus();  // checked before state.json is rewritten
+  if (o_.gpus >= 0 && static_cast<size_t>(o_.gpus) < gpus.size()) gpus.resize(static_cast<size_t>(o_.gpus));
+  if (o_.gpus > 0 && gpus.empty())
+    throw CampaignInputError(fmt::format("--gpus {}: no GPU visible here (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus)", o_.gpus));
+  ++st_.runs;
+  tty_ = !o_.quiet && ::isatty(2) && !std::getenv("CI");
+  const int64_t resumed_cases = st_.cases_done;
+  if (st_.runs > 1)  // even with --quiet: a log should show that this run continued another
+    std::fprintf(stderr, "resuming %s: %lld cases done, next sample index %llu (seed %llu), %zu findings, %.1f s spent\n",
+                 dir_.c_str(), static_cast<long long>(st_.cases_done), static_cast<unsigned long long>(cursor_),
+                 static_cast<unsigned long long>(o_.seed), st_.findings.size(), st_.elapsed_s);
+  save_state();
+
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;  // no SA_RESTART: poll() returns to look at g_stop
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  const std::vector<LanePlan> plan = o_.lanes.empty() ? std::vector<LanePlan>{{Lane::COMPILED, o_.workers}} : o_.lanes;
+  for (auto& p : plan) {
+    st_.lanes[std::string(lane_name(p.lane))].workers = p.workers;
+    for (int i = 0; i < p.workers && budget_left(); ++i) slots_.emplace_back().lane = p.lane;
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].log = (dir_ / "workers" / fmt::format("worker-{}.log", i)).string();
+    slots_[i].stacks = (dir_ / "workers" / fmt::format("worker-{}.stacks", i)).string();
+    if (!gpus.empty()) slots_[i].gpu = gpus[i % gpus.size()];
+    spawn(slots_[i]);
+  }
+  if (!gpus.empty() && !o_.quiet)
+    std::fprintf(stderr, "campaign: %d workers (%s) over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
+                 lanes_text(plan).c_str(), std::min(gpus.size(), slots_.size()));
+  st_.unusable.clear();  // a resumed campaign gets another look at its subject
+  for (;;) {
+    if (!unusable_.empty())  // nothing more to learn: cases in flight are abandoned, not recorded
+      for (auto& s : slots_)
+        if (s.st != Slot::IDLE) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    const bool go = !g_stop && budget_left() && unusable_.empty();
+    if (!g_stop && elapsed() >= o_.minutes * 60) {
+      // Out of time: cases in flight are abandoned, not recorded; a resume runs them.
+      for (auto& s : slots_)
+        if (s.st == Slot::BUSY) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    }
+    if (g_stop)
+      for (auto& s : slots_)
+        if (s.st != Slot::IDLE) {
+          s.proc->kill();
+          s.st = Slot::IDLE;
+        }
+    for (auto& s : slots_)
+      if (go && s.st == Slot::IDLE && s.proc->alive() && budget_left()) dispatch(s, next_ticket(s));
+    bool active = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
+      return s.st == Slot::BUSY || (go && s.st == Slot::STARTING);
+    });
+    if (!active) break;
+
+    std::vector<pollfd> fds;
+    for (auto& s : slots_)
+      if (s.proc->alive()) fds.push_back({s.proc->out_fd(), POLLIN, 0});
+    double wait_s = std::max(0.0, o_.minutes * 60 - elapsed());
+    for (auto& s : slots_) {
+      if (s.st == Slot::IDLE) continue;
+      double lim = s.st == Slot::BUSY ? o_.case_timeout_s : kStartupTimeoutS;
+      wait_s = std::min(wait_s, lim - std::chrono::duration<double>(Clock::now() - s.since).count());
+    }
+    int ms = static_cast<int>(std::clamp(wait_s * 1000, 0.0, 500.0)) + 1;
+    ::poll(fds.data(), fds.size(), ms);
+
+    for (auto& s : slots_) {
+      if (!s.proc->alive()) continue;
+      std::vector<std::string> lines;
+      bool open = s.proc->read_lines(lines);
+      for (auto& l : lines) handle_line(s, l);
+      std::string how = open ? s.proc->poll_exit() : s.proc->stop(5.0);
+      if (!how.empty()) {
+        worker_ended(s, how);
+        continue;
+      }
+      const double age = std::chrono::duration<double>(Clock::now() - s.since).count();
+      if (s.st == Slot::BUSY && age >= o_.case_timeout_s) {
+        // i15b: the hung case's Python stacks first (the worker forwards the signal), then the kill.
+        pending_stacks_ = stacks_report(
+            fmt::format("stage {} (the step the worker announced last), case {}, killed after --case-timeout {} s",
+                        s.stage, s.t.key, o_.case_timeout_s),
+            request_stacks(s.proc->pid(), s.stacks), process_tree_report(s.proc->pid()));
+        s.proc->kill();
+        const std::string outcome = "timeout@" + s.stage;
+        nlohmann::json rep{{"outcome", outcome}, {"stage", s.stage}, {"case_key", s.t.key},
+                           {"case_timeout_s", o_.case_timeout_s}, {"stacks", "stacks.txt"}};
+        s.st = Slot::IDLE;
+        record(s.t, outcome, rep, fmt::format("no result within {} s (in {})", o_.case_timeout_s, s.stage), false,
+               log_tail(s));
+        pending_stacks_.clear();
+        ++st_.worker_restarts;
+        if (budget_left() && !g_stop) spawn(s);
+      } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {
+        worker_ended(s, s.proc->kill());
+      }
+    }
+    if (!pending_journal_.empty()) commit_due();
+    progress(false);
+  }
+  for (auto& s : slots_) {
+    if (s.st == Slot::STARTING) s.proc->kill();  // still importing torch: nothing to finish
+    s.proc->stop(10.0);
+  }
+  if (tty_) std::fprintf(stderr, "\r\033[K");
+  save_state();
+  const double explore_wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();  // throughput: not shrinking
+  st_.unusable = unusable_;
+  if (!unusable_.empty()) save_state();
+  if (o_.minimize_s > 0 && !g_stop && unusable_.empty()) {
+    ShrinkOptions so;
+    so.worker = launch_;
+    so.per_finding_s = o_.minimize_s, so.case_timeout_s = o_.case_timeout_s;
+    so.gpus = gpus;
+    so.parallel = o_.workers;
+    so.quiet = o_.quiet;
+    so.stop = &g_stop;
+    const auto shrink_t0 = Clock::now();
+    std::map<std::string, int> runs_before;
+    for (auto& f : st_.findings) runs_before[f.id] = f.shrink_runs;
+    shrink_findings(dir_, st_.findings, so, [&] { save_state(); });
+    // The shrink phase's time, shared among the lanes by the shrink runs of their findings.
+    const double shrink_s = std::chrono::duration<double>(Clock::now() - shrink_t0).count();
+    std::map<std::string, int> runs;
+    int all = 0;
+    for (auto& f : st_.findings) {
+      const int n = f.shrink_runs - runs_before[f.id];
+      runs[std::string(lane_name(lane_of_key(f.first_case)))] += n;
+      all += n;
+    }
+    for (auto& [lane, n] : runs)
+      if (all > 0) st_.lanes[lane].shrink_s += shrink_s * n / all;
+    save_state();
+  }
+  for (auto& f : st_.findings) write_finding_json(f);
+
+  RunStats rs;
+  rs.cases_this_run = st_.cases_done - resumed_cases;
+  rs.graphs_this_run = graphs_this_run_;
+  rs.first_ready_s = first_ready_s_;
+  rs.family_size = o_.family_size;
+  rs.wall_s = explore_wall_s;
+  rs.seed = o_.seed;
+  rs.workers = o_.workers;
+  rs.lanes = lanes_text(plan);
+  rs.minutes = o_.minutes;
+  rs.max_cases = o_.max_cases;
+  rs.interrupted = g_stop != 0;
+  write_reports(dir_, st_, rs);
+  std::printf("%s", summary_text(dir_, st_, rs).c_str());
+  ::close(lock_fd_);
+  if (!unusable_.empty())  // bad input, not findings: state and reports stay as written
+    throw CampaignInputError(fmt::format("subject unusable: {}; report: {}", unusable_, (dir_ / "report.md").string()));
+  return {static_cast<int64_t>(st_.findings.size()), st_.cases_done};
+}
+
+}  // namespace
+
+CampaignResult run_campaign(const CampaignOptions& o) {
+  if (!(o.minutes > 0)) throw CampaignInputError("--minutes must be > 0");
+  if (o.workers < 1 || o.workers > 64) throw CampaignInputError("--workers must be in [1, 64]");
+  if (!(o.case_timeout_s > 0)) throw CampaignInputError("--case-timeout must be > 0");
+  if (o.max_cases < -1 || o.max_cases == 0) throw CampaignInputError("--max-cases must be >= 1");
+  if (o.worker_mem_gib < 0) throw CampaignInputError("--worker-mem-gib must be >= 0");
+  if (o.gpus < -1) throw CampaignInputError("--gpus must be >= 0 (or omitted: all visible)");
+  if (o.minimize_s < 0) throw CampaignInputError("--minimize-s must be >= 0");
+  if (o.out.empty() || o.subject.empty()) throw CampaignInputError("--out and --subject are required");
+  CampaignOptions lanes = o;
+  if (!o.lanes.empty()) {
+    lanes.workers = 0;
+    for (auto& p : o.lanes) {
+      if (p.workers < 1) throw CampaignInputError(fmt::format("--lanes: lane {} needs >= 1 worker", lane_name(p.lane)));
+      lanes.workers += p.workers;
+    }
+    if (lanes.workers > 64) throw CampaignInputError("--lanes: at most 64 workers in all");
+  }
+  Campaign c(lanes);
+  return c.run();
+}
+
+}  // namespace flce

@@ -1,0 +1,69 @@
+// flce campaign: a time-boxed, resumable exploration of one subject. The parent draws
+// cases (the --corpus files first, then sample_case(seed, index)), hands them to
+// isolated `flce worker` processes and records findings deduplicated by outcome
+// signature under --out. The parent never starts Python or torch; see process/process.hpp.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fuzz/campaign/lanes.hpp"
+#include "fuzz/findings/worker_client.hpp"
+
+namespace flce {
+
+struct CampaignOptions {
+  double minutes = 0;       // budget of the whole campaign, summed over resumed runs
+  int64_t max_cases = -1;   // likewise; -1: no limit
+  std::string out, corpus, subject, subject_path;
+  int workers = 1;  // all lanes together
+  // Workers per lane (lanes.hpp); empty: `workers` compiled workers (the campaign before lanes).
+  std::vector<LanePlan> lanes;
+  uint64_t seed = 1;
+  double case_timeout_s = 600;  // one case: golden + eager + compiled + ladder
+  double worker_mem_gib = 16;   // RLIMIT_DATA of each worker; 0: none
+  bool quiet = false;           // no progress line, no per-finding lines
+  std::string flce_exe;         // the binary the workers run (this one)
+  bool cuda = false;            // sampled cases on the GPU (corpus cases keep their device)
+  int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
+  double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
+  uint64_t family_size = 32;    // sampled cases per graph configuration (sampler.hpp); 1: none
+  // A family is retired by a compile failure that its graph configuration has now shown N
+  // times in the campaign (any family, any worker, resumed runs too; CampaignState::ladders):
+  // its other cases would only show that failure again, at a full trace each (a failed
+  // compile is never cached). 2: at the first repeat of a known failure. 0: never.
+  int retire_after = 2;
+  // Coverage guidance (coverage_guide.hpp): candidates drawn per sampled case (or family), the
+  // one covering the most uncovered cells runs; and a new finding's neighbours run next.
+  // 1: the plain stream (no candidates, no neighbours).
+  int candidates = 8;
+};
+
+
+// Bad flags, an unreadable corpus, an unknown subject, a state of another campaign.
+struct CampaignInputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CampaignResult {
+  int64_t findings = 0, cases_done = 0;
+};
+
+// Runs (or resumes) the campaign and writes report.md, report.json and junit.xml.
+// Throws CampaignInputError for bad input, std::runtime_error when flce itself fails.
+CampaignResult run_campaign(const CampaignOptions& o);
+
+// The worker side (`flce worker`): reads {"key","case"} lines on stdin, writes stage and
+// result lines on stdout (see campaign_worker.cpp). Returns the process exit code.
+struct CampaignWorkerOptions {
+  std::string subject, subject_path;
+  double mem_gib = 0;
+};
+int serve_worker(const CampaignWorkerOptions& o);
+
+// Text in a failure that means the CUDA context is gone for good (reserved: no GPU here);
+// a worker that reports one exits, and the campaign starts a fresh one.
+bool cuda_context_poisoned(const std::string& text);
+
+}  // namespace flce

@@ -1,0 +1,352 @@
+#include "fuzz/campaign/campaign_report.hpp"
+#include "report/markdown.hpp"
+#include "report/write.hpp"
+
+#include <fmt/format.h>
+
+#include "judge/signature.hpp"
+
+namespace flce {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.1f} s", s);
+  return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+}
+
+double cases_per_min(const RunStats& rs) {
+  return rs.wall_s > 0 ? static_cast<double>(rs.cases_this_run) * 60.0 / rs.wall_s : 0.0;
+}
+
+double graphs_per_min(const RunStats& rs) {
+  return rs.wall_s > 0 ? static_cast<double>(rs.graphs_this_run) * 60.0 / rs.wall_s : 0.0;
+}
+
+int64_t bucket(const CampaignState& st, const std::string& name) {
+  auto it = st.outcomes.find(name);
+  return it == st.outcomes.end() ? 0 : it->second;
+}
+
+// Cases the subject could not run because it lacks a parameter they use, per parameter (a case
+// lacking two counts for each), from the outcome buckets "unsupported-by-subject:<p>[+<p>]".
+std::map<std::string, int64_t> unsupported_by_param(const CampaignState& st) {
+  std::map<std::string, int64_t> n;
+  for (auto& [outcome, count] : st.outcomes)
+    for (auto& p : unsupported_params(outcome)) n[p] += count;
+  return n;
+}
+
+int64_t unsupported_by_subject(const CampaignState& st) {
+  int64_t n = 0;
+  for (auto& [outcome, count] : st.outcomes)
+    if (outcome.rfind(kUnsupportedBySubject, 0) == 0) n += count;
+  return n;
+}
+
+std::string join(const nlohmann::json& names) {
+  std::string s;
+  for (auto& v : names)
+    if (v.is_string()) s += (s.empty() ? "" : ", ") + v.get<std::string>();
+  return s.empty() ? "none" : s;
+}
+
+// "supports: bias, ce_weight, ...; not: return_token_accuracy, ..." (empty: not known).
+std::string capability_line(const CampaignState& st) {
+  if (!st.capabilities.is_object()) return "";
+  const auto lacks = st.capabilities.value("lacks", nlohmann::json::array());
+  return fmt::format("supports: {}; not: {}{}", join(st.capabilities.value("params", nlohmann::json::array())),
+                     join(lacks), lacks.empty() ? "" : " (no sampled case uses those)");
+}
+
+std::string per_param_text(const std::map<std::string, int64_t>& n) {
+  std::string s;
+  for (auto& [p, count] : n) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", p, count);
+  return s;
+}
+
+// Where a finding was first seen: its case key, behind the shard's directory when merged.
+std::string first_where(const Finding& f) {
+  return f.first_shard.empty() ? f.first_case : f.first_shard + ": " + f.first_case;
+}
+
+std::string shrink_cell(const Finding& f) {
+  if (f.shrink.empty()) return "not yet";
+  if (f.shrink == "minimized" || f.shrink == "smallest" || f.shrink == "budget")
+    return fmt::format("{}: {} -> {} input elements in {} runs; [minimized.json](findings/{}/minimized.json), "
+                       "[repro.py](findings/{}/repro.py)",
+                       f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id);
+  if (f.shrink.rfind("minimized-sequence", 0) == 0)  // fuzz/findings/history_shrink.hpp: passes alone, fails after earlier calls
+    return fmt::format("{}; [minimized.json](findings/{}/minimized.json) (a sequence case), [repro.py](findings/{}/repro.py)",
+                       f.shrink, f.id, f.id);
+  return f.shrink;
+}
+
+double lane_cases_per_min(const CampaignState& st, const LaneTotals& t) {
+  return st.elapsed_s > 0 ? static_cast<double>(t.cases) * 60.0 / st.elapsed_s : 0.0;
+}
+
+// "eager 1234 cases (600.0/min), 0 compiled runs; compiled ..." for the summary.
+std::string lanes_line(const CampaignState& st) {
+  std::string s;
+  for (auto& [name, t] : st.lanes)
+    if (t.cases || t.workers)
+      s += fmt::format("{}{} {} cases ({:.1f}/min, {} workers), {} compiled runs", s.empty() ? "" : "; ", name, t.cases,
+                       lane_cases_per_min(st, t), t.workers, t.compiled_runs);
+  return s;
+}
+
+int64_t ladder_walks(const CampaignState& st) {
+  int64_t n = 0;
+  for (auto& [k, l] : st.ladders) n += l.walks;
+  return n;
+}
+
+}  // namespace
+
+std::string repro_command(const fs::path& dir, const CampaignState& st, const Finding& f) {
+  // An order-dependent finding reproduces as its sequence case, not as its case alone.
+  const char* file = f.shrink.rfind("minimized-sequence", 0) == 0 ? "minimized.json" : "case.json";
+  std::string cmd = fmt::format("flce run {} --subject {}", (dir / "findings" / f.id / file).string(), st.subject);
+  if (!st.subject_path.empty()) cmd += " --subject-path " + st.subject_path;
+  return cmd;
+}
+
+void write_finding_json_to(const fs::path& finding_dir, const Finding& f) {
+  nlohmann::ordered_json j{{"id", f.id},
+                           {"signature", f.signature},
+                           {"count", f.count},
+                           {"first_case", f.first_case},
+                           {"first_seen", f.first_seen},
+                           {"first_seen_s", f.first_seen_s},
+                           {"last_seen", f.last_seen},
+                           {"detail", f.detail},
+                           {"cuda_poisoned", f.cuda_poisoned},
+                           {"shrink", f.shrink},
+                           {"shrink_runs", f.shrink_runs},
+                           {"elements", f.elements},
+                           {"min_elements", f.min_elements}};
+  if (!f.first_shard.empty()) j["first_shard"] = f.first_shard;
+  if (!f.case_from.empty()) j["case_from"] = f.case_from;
+  write_atomic(finding_dir / "finding.json", j.dump(2) + "\n");
+}
+
+namespace {
+
+// report.md: the totals, the shards of a merge, the findings with their repro commands.
+Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStats& rs, const std::string& torch) {
+  Markdown md;
+  md.heading(1, fmt::format("flce campaign: `{}`", st.subject));
+  const bool merged = rs.shards.is_array();
+  if (merged) {
+    std::string seeds;
+    for (auto& [seed, cur] : st.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed);
+    md.paragraph(fmt::format("torch {} · merged from {} shards · seeds {}", torch, rs.shards.size(), seeds));
+  } else {
+    md.paragraph(fmt::format("torch {} · seed {} · {} workers · budget {} min{}", torch, rs.seed, rs.workers, rs.minutes,
+                             rs.max_cases > 0 ? fmt::format(" / {} cases", rs.max_cases) : ""));
+  }
+  Table totals{{"", ""}, {}};
+  if (merged)
+    totals.row({"cases run", fmt::format("{} (in {} shards, {} runs)", st.cases_done, rs.shards.size(), st.runs)});
+  else
+    totals.row({"cases run", fmt::format("{} ({} in this run; {} run{} of this campaign)", st.cases_done,
+                                         rs.cases_this_run, st.runs, st.runs == 1 ? "" : "s")});
+  totals.row({"pass / unsupported", fmt::format("{} / {}", bucket(st, "pass"), bucket(st, "unsupported"))});
+  if (const std::string caps = capability_line(st); !caps.empty()) totals.row({"subject parameters", caps});
+  if (const int64_t n = unsupported_by_subject(st))
+    totals.row({"unsupported by subject", fmt::format("{} cases (not findings), by parameter: {}", n,
+                                                      per_param_text(unsupported_by_param(st)))});
+  totals.row({"distinct findings", std::to_string(st.findings.size())});
+  totals.row({"throughput", fmt::format("{:.1f} cases/min", cases_per_min(rs))});
+  totals.row({"graph configurations",
+              fmt::format("{} distinct{}", st.graphs.size(),
+                          merged ? "" : fmt::format(" ({:.1f}/min this run; families of {} cases)", graphs_per_min(rs),
+                                                    rs.family_size))});
+  if (!st.ladders.empty()) {
+    const LaneTotals* c = st.lanes.count("compiled") ? &st.lanes.at("compiled") : nullptr;
+    totals.row({"shared ladders", fmt::format("{} (graph, signature) pairs, {} walks; {} reused ({} traces saved)",
+                                              st.ladders.size(), ladder_walks(st), c ? c->memo_hits : 0,
+                                              c ? c->traces_saved : 0)});
+  }
+  if (st.families_retired)
+    totals.row({"retired families", fmt::format("{} ({} cases not run: each would re-show its family's compile failure)",
+                                                st.families_retired, st.cases_retired)});
+  totals.row({"time to first finding", st.first_finding_s ? duration(*st.first_finding_s) : "none"});
+  totals.row({"time spent", duration(st.elapsed_s)});
+  if (rs.interrupted) totals.row({"note", "interrupted; rerun the same command to resume"});
+  if (!st.unusable.empty())
+    totals.row({"stopped", "**subject unusable**: " + st.unusable + " (exit 2; rerun the same command once fixed)"});
+  md.add(totals);
+  if (!st.lanes.empty()) {
+    // Where each lane's time went: the sums of RunTiming over its cases (worker-side clocks;
+    // workers run side by side, so a lane's sums can exceed the wall time).
+    md.heading(2, "Lanes");
+    std::vector<std::string> head{"lane", "workers", "cases", "cases/min", "compiled runs"};
+    for (auto& [field, label] : lane_time_fields()) head.push_back(label + " (s)");
+    head.push_back("shrink (s)");
+    Table lanes{head, {}};
+    for (auto& [name, t] : st.lanes) {
+      std::vector<std::string> row{name, std::to_string(t.workers), std::to_string(t.cases),
+                                   fmt::format("{:.1f}", lane_cases_per_min(st, t)), std::to_string(t.compiled_runs)};
+      for (auto& [field, label] : lane_time_fields())
+        row.push_back(fmt::format("{:.1f}", (t.ms.count(field) ? t.ms.at(field) : 0.0) / 1000));
+      row.push_back(fmt::format("{:.1f}", t.shrink_s));
+      lanes.row(row);
+    }
+    md.add(lanes);
+  }
+  if (merged) {
+    md.heading(2, "Shards");
+    Table shards{{"shard", "seeds", "cases", "findings", "time spent"}, {}};
+    for (auto& sh : rs.shards) {
+      std::string seeds;
+      for (auto& v : sh.value("seeds", nlohmann::ordered_json::array()))
+        seeds += (seeds.empty() ? "" : ", ") + v.dump();
+      shards.row({sh.value("dir", ""), seeds, std::to_string(sh.value("cases_done", 0)),
+                  std::to_string(sh.value("findings", 0)), duration(sh.value("elapsed_s", 0.0))});
+    }
+    md.add(shards);
+  }
+  md.add(coverage_details(st.coverage));  // fuzz/campaign/coverage.cpp
+  if (st.findings.empty()) {
+    md.paragraph("No findings.");
+    return md;
+  }
+  md.heading(2, "Findings");
+  Table findings{{"signature", "count", "first seen", "first case", "shrunk", "repro"}, {}};
+  for (auto& f : st.findings)
+    findings.row({md_code(f.signature), std::to_string(f.count), fmt::format("{} ({})", duration(f.first_seen_s), f.first_seen),
+                  fmt::format("[{}](findings/{}/case.json)", first_where(f), f.id), shrink_cell(f),
+                  md_code(repro_command(dir, st, f))});
+  md.add(findings);
+  List details;
+  for (auto& f : st.findings) {
+    const bool stacks = fs::exists(dir / "findings" / f.id / "stacks.txt");  // a timeout: where it hung
+    if (!f.detail.empty() || f.cuda_poisoned || stacks)
+      details.items.push_back(fmt::format("{}: {}{}{}", md_code(f.signature),
+                                          f.cuda_poisoned ? "**CUDA context poisoned** " : "", f.detail,
+                                          stacks ? fmt::format("; Python stacks when killed: [stacks.txt](findings/{}/stacks.txt)", f.id) : ""));
+  }
+  md.add(details);
+  return md;
+}
+
+// report.json: everything above, for tools.
+nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, const RunStats& rs) {
+  nlohmann::ordered_json j;
+  j["subject"] = st.subject;
+  j["subject_path"] = st.subject_path;
+  j["environment"] = st.environment;
+  if (rs.shards.is_array()) {
+    j["seed"] = nullptr;  // one per shard, below
+    j["shards"] = rs.shards;
+  } else {
+    j["seed"] = rs.seed;
+  }
+  j["workers"] = rs.workers;
+  if (!rs.lanes.empty()) j["lanes_run"] = rs.lanes;
+  auto lj = nlohmann::ordered_json::object();
+  for (auto& [name, t] : st.lanes) {
+    lj[name] = t.to_json();
+    lj[name]["cases_per_min"] = lane_cases_per_min(st, t);
+  }
+  j["lanes"] = lj;
+  auto ladders = nlohmann::ordered_json::array();
+  for (auto& [key, l] : st.ladders)
+    ladders.push_back({{"key", key}, {"walks", l.walks}, {"hits", l.hits}, {"first_failing_stage", l.first_failing_stage}});
+  j["ladders"] = ladders;
+  j["families_retired"] = st.families_retired;
+  j["cases_retired"] = st.cases_retired;
+  j["cases_done"] = st.cases_done;
+  j["cases_this_run"] = rs.cases_this_run;
+  j["runs"] = st.runs;
+  j["elapsed_s"] = st.elapsed_s;
+  j["cases_per_min"] = cases_per_min(rs);
+  j["time_to_first_finding_s"] = st.first_finding_s ? nlohmann::ordered_json(*st.first_finding_s) : nlohmann::ordered_json();
+  j["worker_restarts"] = st.worker_restarts;
+  j["interrupted"] = rs.interrupted;
+  if (!st.unusable.empty()) j["unusable"] = st.unusable;
+  j["capabilities"] = st.capabilities;
+  j["unsupported_by_subject"] = {{"cases", unsupported_by_subject(st)}, {"by_param", unsupported_by_param(st)}};
+  j["outcomes"] = st.outcomes;
+  j["coverage"] = coverage_report_json(st.coverage);
+  auto fj = nlohmann::ordered_json::array();
+  for (auto& f : st.findings) {
+    nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
+                             {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"detail", f.detail},
+                             {"case", (fs::path("findings") / f.id / "case.json").string()},
+                             {"repro", repro_command(dir, st, f)}, {"shrink", f.shrink}, {"shrink_runs", f.shrink_runs},
+                             {"elements", f.elements}, {"min_elements", f.min_elements}};
+    if (!f.first_shard.empty()) x["first_shard"] = f.first_shard;
+    if (!f.case_from.empty()) x["case_from"] = f.case_from;
+    if (fs::exists(dir / "findings" / f.id / "stacks.txt")) x["stacks"] = (fs::path("findings") / f.id / "stacks.txt").string();
+    fj.push_back(x);
+  }
+  j["findings"] = fj;
+  return j;
+}
+
+// junit.xml: one failing testcase per finding signature, beside the pass and unsupported buckets.
+JUnit junit_of(const fs::path& dir, const CampaignState& st) {
+  JUnitSuite suite{"flce.campaign." + st.subject, st.elapsed_s, {}};
+  const std::string& cls = suite.name;
+  suite.cases.push_back({cls, "pass", std::nullopt, JUnitPass{fmt::format("{} cases passed", bucket(st, "pass"))}});
+  if (const int64_t unsupported = bucket(st, "unsupported"))
+    suite.cases.push_back(
+        {cls, "unsupported", std::nullopt, JUnitSkipped{fmt::format("{} cases cannot run here", unsupported)}});
+  for (auto& [p, n] : unsupported_by_param(st))
+    suite.cases.push_back({cls, std::string(kUnsupportedBySubject) + p, std::nullopt,
+                           JUnitSkipped{fmt::format("{} cases use {}, which the subject lacks", n, p)}});
+  for (auto& f : st.findings)
+    suite.cases.push_back({cls, f.signature, std::nullopt,
+                           JUnitFailure{"finding", fmt::format("{} hits, first {}", f.count, first_where(f)),
+                                        f.detail + "\nrepro: " + repro_command(dir, st, f)}});
+  return {{suite}};
+}
+
+}  // namespace
+
+void write_reports(const fs::path& to, const CampaignState& st, const RunStats& rs, const fs::path& named) {
+  const fs::path& dir = named.empty() ? to : named;
+  const std::string torch = st.environment.is_object() ? st.environment.value("torch", "?") : "?";
+  write_report(to, {markdown_of(dir, st, rs, torch), json_of(dir, st, rs), junit_of(dir, st)});
+}
+
+std::string summary_text(const fs::path& dir, const CampaignState& st, const RunStats& rs) {
+  const std::string run = rs.shards.is_array() ? fmt::format("merged from {} shards", rs.shards.size())
+                                               : fmt::format("{} this run in {}", rs.cases_this_run, duration(rs.wall_s));
+  std::string s = fmt::format("campaign {}: {} cases ({}), {} distinct outcomes, {} findings{}\n", st.subject,
+                              st.cases_done, run, st.outcomes.size(), st.findings.size(),
+                              rs.interrupted ? " (interrupted)" : "");
+  s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
+  if (const std::string l = lanes_line(st); !l.empty()) s += "lanes: " + l + "\n";
+  if (!st.ladders.empty())
+    s += fmt::format("shared ladders: {} walked, {} reused ({} traces saved)\n", ladder_walks(st),
+                     st.lanes.count("compiled") ? st.lanes.at("compiled").memo_hits : 0,
+                     st.lanes.count("compiled") ? st.lanes.at("compiled").traces_saved : 0);
+  if (const std::string caps = capability_line(st); !caps.empty()) s += "subject " + caps + "\n";
+  if (const int64_t n = unsupported_by_subject(st))
+    s += fmt::format("unsupported by subject: {} cases (not findings): {}\n", n, per_param_text(unsupported_by_param(st)));
+  if (!st.unusable.empty()) s += "stopped: subject unusable: " + st.unusable + "\n";
+  s += fmt::format("graph configurations: {} distinct{}{}\n", st.graphs.size(),
+                   rs.shards.is_array() ? "" : fmt::format(" ({:.2f}/min this run)", graphs_per_min(rs)),
+                   st.families_retired ? fmt::format("; {} families retired after repeated compile failures ({} cases not run)",
+                                                     st.families_retired, st.cases_retired) : "");
+  if (st.first_finding_s) {
+    const Finding* first = &st.findings.front();
+    for (auto& f : st.findings)
+      if (f.first_seen_s < first->first_seen_s) first = &f;
+    s += fmt::format("time to first finding: {:.1f} s ({}){}\n", *st.first_finding_s, first->signature,
+                     rs.first_ready_s >= 0 ? fmt::format("; first worker ready after {:.1f} s", rs.first_ready_s) : "");
+  } else {
+    s += "time to first finding: none\n";
+  }
+  for (auto& f : st.findings) s += fmt::format("  {:>5}x {}  -> {}\n", f.count, f.signature, repro_command(dir, st, f));
+  s += fmt::format("report: {}\n", (dir / "report.md").string());
+  return s;
+}
+
+}  // namespace flce

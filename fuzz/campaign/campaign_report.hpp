@@ -1,0 +1,36 @@
+// A campaign's reports: report.md (humans, PR comments), report.json (tools), junit.xml
+// (CI: one testcase per finding signature, failing, plus the pass/unsupported buckets).
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "fuzz/campaign/campaign_state.hpp"
+
+namespace flce {
+
+struct RunStats {  // this invocation, next to the state's campaign-wide totals
+  int64_t cases_this_run = 0, max_cases = -1;
+  int64_t graphs_this_run = 0;  // new graph configurations (CampaignState::graphs)
+  double first_ready_s = -1;    // the first worker's start-up (time to first finding includes it)
+  uint64_t family_size = 1;
+  double wall_s = 0, minutes = 0;
+  uint64_t seed = 0;
+  int workers = 1;
+  std::string lanes;  // "eager=6,compiled=2" (lanes.hpp); empty: merged
+  bool interrupted = false;
+  // Merged campaigns: one object per shard ({dir, seeds, cases_done, findings, ...}); the
+  // reports then name the shards instead of one seed. Null for a single campaign.
+  nlohmann::ordered_json shards;
+};
+
+// `named`: the directory the repro commands name, when the reports are written elsewhere
+// first (a merge builds its result aside); empty: `dir`.
+void write_reports(const std::filesystem::path& dir, const CampaignState& st, const RunStats& rs,
+                   const std::filesystem::path& named = {});
+// The lines printed at the end: totals, cases/min, time to first finding, where the report is.
+std::string summary_text(const std::filesystem::path& dir, const CampaignState& st, const RunStats& rs);
+// findings/<id>/finding.json: signature, first case and time, count of hits.
+void write_finding_json_to(const std::filesystem::path& finding_dir, const Finding& f);
+std::string repro_command(const std::filesystem::path& dir, const CampaignState& st, const Finding& f);
+
+}  // namespace flce

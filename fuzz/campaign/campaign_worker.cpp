@@ -1,0 +1,172 @@
+// `flce worker`: the isolated side of a campaign. Protocol (one JSON object per line):
+//   in : {"key": K, "case": {...}, "lane": L, "ladders": [...]}   lane: eager | compiled (default);
+//        ladders: the campaign's known ladders for this case's graph (lanes.hpp, ladders_for)
+//        or {"key": K, "sequence": {sequence case}, ...} (earlier calls first, same process: the
+//        shrinker's replay of a history; the outcome is the last call's)
+//   out: {"ready": true, "environment": {...},         once Python and torch are up; capabilities:
+//         "capabilities": {"known": B, "params": [...],   the FLCE parameters the subject's callable
+//                          "lacks": [...], "callable": C}  takes (its signature; known false: unread)
+//        {"ready": false, "bad_input": true, "why": W} unknown subject
+//        {"key": K, "stage": S}                        before each step (golden, eager, compiled:..)
+//        {"key": K, "outcome": O, "report": {...}, "wall_ms": T, "cuda_poisoned": B, "subject_died": B,
+//         "history": H}  H (findings only): the calls before it (fuzz/findings/call_history.hpp)
+//        {"key": K, "bad_input": true, "why": W}        a plug-in that cannot be imported
+// Anything Python or torch prints goes to stderr: the protocol owns a private copy of stdout.
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "fuzz/findings/call_history.hpp"
+#include "fuzz/campaign/campaign.hpp"
+#include "fuzz/campaign/lane_oracles.hpp"
+#include "judge/differential.hpp"
+#include "judge/sequence_run.hpp"
+#include "oracles/subject_worker.hpp"
+#include "process/stacks.hpp"
+
+namespace flce {
+
+namespace {
+
+int g_proto = -1;
+
+void emit(const nlohmann::json& j) {
+  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    ssize_t n = ::write(g_proto, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) std::_Exit(0);  // the campaign is gone
+    rest.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// The plug-in itself cannot be imported (as `flce run` tells it: exit 2).
+std::optional<std::string> plugin_import_failure(const RunReport& r) {
+  for (auto& o : r.oracles)
+    if (o.status == SubjectStatus::ERROR && o.phase == "setup" && o.signature &&
+        o.signature->title.find("ModuleNotFoundError") != std::string::npos)
+      return "subject '" + r.subject + "' cannot be imported: " + o.signature->matched;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool cuda_context_poisoned(const std::string& text) {
+  for (const char* p : {"illegal memory access", "device-side assert", "unspecified launch failure",
+                        "misaligned address", "illegal instruction was encountered", "CUDA error: uncorrectable ECC"})
+    if (text.find(p) != std::string::npos) return true;
+  return false;
+}
+
+int serve_worker(const CampaignWorkerOptions& o) {
+  g_proto = ::dup(1);
+  ::dup2(2, 1);
+  // Die with the campaign (even on its kill -9), instead of running a hung case forever.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 0;
+  // The campaign asks for a hung case's stacks with this signal; it means the subject host.
+  forward_stack_requests();
+  if (o.mem_gib > 0) {
+    // RLIMIT_DATA, not RLIMIT_AS: CUDA reserves huge PROT_NONE ranges that AS would count.
+    rlimit rl{};
+    rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(o.mem_gib * 1024 * 1024 * 1024);
+    ::setrlimit(RLIMIT_DATA, &rl);
+  }
+  {
+    // Ask the subject host once whether it can load the subject (a plug-in's import is judged
+    // per case), before announcing the worker ready.
+    SubjectWorker& host = default_subject_worker();
+    std::string why;
+    if (!known_subject(o.subject, &why)) {
+      emit({{"ready", false}, {"bad_input", true}, {"why", why}});
+      return 2;
+    }
+    SubjectInfo info;
+    if (o.subject.find(':') == std::string::npos) info = host.describe(o.subject, o.subject_path);
+    if (!info.error.empty()) {
+      emit({{"ready", false}, {"bad_input", true}, {"why", "subject '" + o.subject + "': " + info.error}});
+      return 2;
+    }
+    // What the subject's callable takes: the campaign stops drawing cases it lacks parameters for.
+    const SubjectCapabilities caps = host.capabilities(o.subject, o.subject_path);
+    nlohmann::json cj{{"known", caps.known}};
+    if (caps.known) {
+      cj["params"] = caps.params;
+      cj["lacks"] = caps.lacks;
+      cj["callable"] = caps.callable;
+    } else if (!caps.error.empty()) {
+      cj["error"] = caps.error;
+    }
+    emit({{"ready", true}, {"environment", nlohmann::json::parse(host.environment().to_json())}, {"capabilities", cj}});
+  }
+  LadderMemo memo;  // this process's: its compiled functions are the ones the ladder would reuse
+  CallHistory history;  // what this process ran: a finding carries the calls before it
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    nlohmann::json req = nlohmann::json::parse(line);
+    const std::string key = req.at("key").get<std::string>();
+    std::string stage = "parse";
+    RunOptions opt;
+    opt.subject = o.subject;
+    opt.subject_path = o.subject_path;
+    opt.ladder_memo = &memo;
+    opt.stop_when_subject_dies = true;
+    opt.on_stage = [&](const std::string& s) {
+      stage = s;
+      emit({{"key", key}, {"stage", s}});
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    nlohmann::json res{{"key", key}};
+    // The subject's process died: "crash:<how>@<stage>", as if
+    // this worker had; the campaign then starts a fresh one, never a half-restarted one.
+    bool died = false;
+    std::optional<Case> ran;
+    try {
+      const Sequence calls = req.contains("sequence") ? sequence_from_json(req["sequence"].dump())
+                                                      : Sequence{{from_json(req.at("case").dump())}};
+      ran = calls.last();
+      const Case& c = calls.last();
+      configure_lane(lane_named(req.value("lane", "compiled")).value_or(Lane::COMPILED), c, opt);
+      if (req.contains("ladders")) learn_ladders(req["ladders"], c, memo);
+      RunReport rep = run_sequence(calls, opt).last;
+      if (auto why = plugin_import_failure(rep)) {
+        emit({{"key", key}, {"bad_input", true}, {"why", *why}});
+        return 2;  // every case would say the same: bad input, not a finding
+      }
+      died = !rep.subject_died.empty();
+      res["outcome"] = rep.outcome;
+      res["report"] = report_json(rep);
+    } catch (const std::bad_alloc&) {
+      res["outcome"] = "oom@" + stage;  // the memory limit: this case is lost, the worker is not
+    } catch (const std::exception& e) {
+      res["outcome"] = "flce-error@" + stage;
+      res["error"] = e.what();
+    }
+    res["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const bool poisoned = res.contains("report") && cuda_context_poisoned(res["report"].dump());
+    res["cuda_poisoned"] = poisoned;
+    res["subject_died"] = died;
+    if (ran) {
+      const std::string out = res["outcome"].get<std::string>();
+      if (out != "pass" && !is_unsupported_outcome(out)) res["history"] = history.before(*ran, poisoned || died);
+      history.record(key, *ran);
+    }
+    emit(res);
+    if (poisoned || died) return 0;  // every later case in this process would fail too
+  }
+  return 0;
+}
+
+}  // namespace flce

@@ -1,0 +1,36 @@
+// The campaign's last step: each new finding's first case is shrunk with minimize() (the
+// outcome line must stay identical; a candidate that fails differently is rejected),
+// every try run by an `flce worker` of the finding's lane (an eager-lane finding is shrunk
+// without torch.compile; one worker per finding being shrunk, up to `parallel` at once; same
+// isolation as exploration: a try that crashes or hangs costs that try, and the next try gets
+// a fresh worker), and written next to the finding as minimized.json plus a standalone
+// repro.py (`flce repro --emit-python`'s script, expecting that exact outcome). Findings
+// already shrunk, and known ones (known.hpp), are skipped, so a resumed campaign continues here.
+#pragma once
+#include <csignal>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fuzz/findings/finding.hpp"
+#include "fuzz/findings/worker_client.hpp"
+
+namespace flce {
+
+struct ShrinkOptions {
+  WorkerLaunch worker;          // subject, paths, limits; log_path and gpu are set per shrink worker
+  double per_finding_s = 60;   // minimize()'s budget per finding
+  double case_timeout_s = 600;  // one try; past it the worker is killed ("timeout@stage")
+  std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES of shrink worker k: gpus[k % size]; none: inherit
+  int parallel = 1;                // findings shrunk at once, one worker each
+  bool quiet = false;
+  volatile std::sig_atomic_t* stop = nullptr;  // set by SIGINT/SIGTERM: finish the current try, stop
+};
+
+// Updates each finding's shrink fields and calls save() after each finding. Never throws
+// for a shrink that fails (the finding keeps "skipped: <why>"): the reports still follow.
+void shrink_findings(const std::filesystem::path& dir, std::vector<Finding>& findings, const ShrinkOptions& o,
+                     const std::function<void()>& save);
+
+}  // namespace flce

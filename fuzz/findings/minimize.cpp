@@ -1,0 +1,237 @@
+#include "fuzz/findings/minimize.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <set>
+
+#include "judge/differential.hpp"
+
+namespace flce {
+
+namespace {
+
+// One simplification: changes the case in place and says what it did ("" = no change).
+using Step = std::function<std::string(Case&)>;
+
+template <typename T>
+Step set_field(std::string label, T Case::*field, T value) {
+  return [=](Case& c) -> std::string {
+    if (c.*field == value) return "";
+    c.*field = value;
+    return label;
+  };
+}
+
+// Every flag back to its schema default; shape, kind, dtypes, device and seed kept.
+void default_flags(Case& c) {
+  Case d;
+  d.kind = c.kind;
+  d.BT = c.BT, d.H = c.H, d.V = c.V, d.batch = c.batch;
+  d.out_variant = c.out_variant;
+  d.input_dtype = c.input_dtype, d.weight_dtype = c.weight_dtype, d.accum_dtype = c.accum_dtype;
+  d.device = c.device;
+  d.seed = c.seed;
+  if (c.is_op()) d.requires_grad = c.requires_grad;  // op kinds take no gradients; keep what they say
+  c = d;
+}
+
+std::vector<Step> flag_steps() {
+  std::vector<Step> s;
+  s.push_back([](Case& c) -> std::string {
+    Case d = c;
+    default_flags(d);
+    if (d == c) return "";
+    c = d;
+    return "all flags to defaults";
+  });
+  s.push_back([](Case& c) -> std::string {
+    if (!c.bias) return "";
+    c.bias = false;
+    c.requires_grad.bias = false;
+    return "bias off";
+  });
+  s.push_back(set_field("ce_weight off", &Case::ce_weight, false));
+  s.push_back(set_field("label_smoothing 0", &Case::label_smoothing, 0.0));
+  s.push_back(set_field("lse_square_scale 0", &Case::lse_square_scale, 0.0));
+  s.push_back(set_field("softcap off", &Case::softcap, std::optional<double>{}));
+  s.push_back(set_field("use_token_scaling off", &Case::use_token_scaling, false));
+  s.push_back(set_field("reduction mean", &Case::reduction, Reduction::MEAN));
+  s.push_back(set_field("grad_output 1", &Case::grad_output, 1.0));
+  s.push_back(set_field("token_grad random", &Case::token_grad, TokenGrad::RANDOM));
+  s.push_back(set_field("return_z_loss off", &Case::return_z_loss, false));
+  s.push_back(set_field("return_token_accuracy off", &Case::return_token_accuracy, false));
+  s.push_back(set_field("return_predicted_tokens off", &Case::return_predicted_tokens, false));
+  s.push_back(set_field("ignore_fraction 0", &Case::ignore_fraction, 0.0));
+  s.push_back(set_field("ignore_index -100", &Case::ignore_index, int64_t{-100}));
+  s.push_back(set_field("regime normal", &Case::regime, Regime::NORMAL));
+  s.push_back(set_field("autocast none", &Case::autocast, Autocast::NONE));
+  s.push_back(set_field("semantics liger", &Case::semantics, Semantics::LIGER));
+  s.push_back(set_field("extra_BT removed", &Case::extra_BT, std::vector<int64_t>{}));
+  s.push_back([](Case& c) -> std::string {  // if all cannot go, one fewer
+    if (c.extra_BT.size() < 2) return "";
+    c.extra_BT.pop_back();
+    return "last extra_BT removed";
+  });
+  s.push_back([](Case& c) -> std::string {
+    if (c.is_op() || (c.requires_grad.input && c.requires_grad.weight)) return "";
+    c.requires_grad.input = c.requires_grad.weight = true;
+    return "requires_grad defaults";
+  });
+  s.push_back(set_field("compile options defaults", &Case::compile, CompileOptions{}));
+  auto compile_field = [](std::string label, auto CompileOptions::*field, auto value) -> Step {
+    return [=](Case& c) -> std::string {
+      if (c.compile.*field == value) return "";
+      c.compile.*field = value;
+      return label;
+    };
+  };
+  s.push_back(compile_field("compile.mode default", &CompileOptions::mode, CompileMode::DEFAULT));
+  s.push_back(compile_field("compile.fullgraph off", &CompileOptions::fullgraph, false));
+  s.push_back(compile_field("compile.dynamic null", &CompileOptions::dynamic, std::optional<bool>{}));
+  s.push_back(compile_field("compile.capture_scalar_outputs on", &CompileOptions::capture_scalar_outputs, true));
+  s.push_back(compile_field("compile.backend inductor", &CompileOptions::backend, Backend::INDUCTOR));
+  return s;
+}
+
+std::vector<Step> dtype_steps() {
+  auto both = [](DType d) -> Step {
+    return [=](Case& c) -> std::string {
+      if (c.input_dtype == d && c.weight_dtype == d) return "";
+      c.input_dtype = c.weight_dtype = d;
+      return fmt::format("input/weight dtype {}", dtype_name(d));
+    };
+  };
+  return {
+      [](Case& c) -> std::string {
+        if (c.weight_dtype == c.input_dtype) return "";
+        c.weight_dtype = c.input_dtype;
+        return fmt::format("weight dtype {} (as input)", dtype_name(c.input_dtype));
+      },
+      both(DType::F32), both(DType::BF16),
+      [](Case& c) -> std::string {
+        if (!c.accum_dtype) return "";
+        c.accum_dtype.reset();
+        return "accum_dtype none";
+      },
+  };
+}
+
+constexpr std::pair<const char*, int64_t Case::*> kDims[] = {
+    {"BT", &Case::BT}, {"V", &Case::V}, {"H", &Case::H}, {"batch", &Case::batch}};
+
+}  // namespace
+
+CaseSize case_size(const Case& c) {
+  CaseSize s;
+  const int64_t rows = c.batch * c.BT;
+  if (c.is_op()) {
+    s.elements = c.batch * c.V * c.BT + rows * c.H + (c.has_accumulator() ? c.batch * c.V * c.H : 0);
+  } else {
+    s.elements = (c.BT + [&] {
+      int64_t e = 0;
+      for (auto b : c.extra_BT) e += b;
+      return e;
+    }()) * (c.H + 2) + c.V * c.H + (c.bias ? c.V : 0) + (c.ce_weight ? c.V : 0);
+  }
+  Case d;
+  d.kind = c.kind;
+  d.BT = c.BT, d.H = c.H, d.V = c.V;
+  d.seed = c.seed;
+  d.device = c.device;
+  d.requires_grad.bias = c.bias;  // follows bias by default
+  s.non_default = (c.batch != d.batch) + (c.out_variant != d.out_variant) + (c.input_dtype != d.input_dtype) +
+                  (c.weight_dtype != d.weight_dtype) + (c.accum_dtype != d.accum_dtype) + (c.bias != d.bias) +
+                  (c.ce_weight != d.ce_weight) + (c.ignore_index != d.ignore_index) +
+                  (c.ignore_fraction != d.ignore_fraction) + (c.label_smoothing != d.label_smoothing) +
+                  (c.lse_square_scale != d.lse_square_scale) + (c.softcap != d.softcap) + (c.reduction != d.reduction) +
+                  (c.grad_output != d.grad_output) + (c.token_grad != d.token_grad) +
+                  (c.return_z_loss != d.return_z_loss) + (c.return_token_accuracy != d.return_token_accuracy) +
+                  (c.return_predicted_tokens != d.return_predicted_tokens) +
+                  (c.use_token_scaling != d.use_token_scaling) + (c.requires_grad != d.requires_grad) +
+                  (c.autocast != d.autocast) + (c.compile != d.compile) + (c.extra_BT != d.extra_BT) +
+                  (c.regime != d.regime) + (c.semantics != d.semantics);
+  return s;
+}
+
+MinimizeResult minimize(const Case& c, const MinimizeOptions& opt) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  MinimizeResult res;
+  res.original = res.minimized = c;
+  std::vector<double> took;  // seconds per run; the next run is assumed as slow as the slowest of the last 3
+  auto next_run_s = [&] {
+    double s = 0;
+    for (size_t i = took.size() > 3 ? took.size() - 3 : 0; i < took.size(); ++i) s = std::max(s, took[i]);
+    return s;
+  };
+  auto run = [&](const Case& k, const std::string& what) {
+    const double start = elapsed();
+    std::string o = opt.outcome(k);
+    took.push_back(elapsed() - start);
+    ++res.runs;
+    if (opt.trace) opt.trace(fmt::format("run {} ({:.1f} s): {} -> {}", res.runs, took.back(), what, o));
+    return o;
+  };
+  res.outcome = run(c, "original");
+  if (res.outcome == "pass" || is_unsupported_outcome(res.outcome))
+    throw CaseError("minimize", "the case's outcome here is '" + res.outcome + "': nothing to keep while shrinking");
+
+  Case& cur = res.minimized;
+  std::set<std::string> tried{to_json(c, -1)};  // every case run so far (runs are deterministic)
+  bool out_of_time = false, changed = false;
+  // Run a candidate; keep it if, and only if, its outcome line is identical.
+  auto attempt = [&](const Case& cand, const std::string& what) {
+    if (out_of_time || what.empty() || cand == cur || !validation_errors(cand).empty()) return false;
+    if (elapsed() + next_run_s() > opt.budget_s) {  // the next run would not finish in time
+      out_of_time = true;
+      return false;
+    }
+    if (!tried.insert(to_json(cand, -1)).second) return false;  // ran before and was not kept
+    if (run(cand, what) != res.outcome) return false;
+    cur = cand;
+    ++res.accepted;
+    changed = true;
+    if (opt.log) opt.log(fmt::format("step {} ({:.1f} s, run {}): {}", res.accepted, elapsed(), res.runs, what));
+    return true;
+  };
+  auto apply = [&](const std::vector<Step>& steps) {
+    for (auto& step : steps) {
+      Case cand = cur;
+      std::string what = step(cand);
+      attempt(cand, what);
+    }
+  };
+  // A size: 1 first (one run settles most trace-time failures), then halving, then
+  // bisecting between the largest size that lost the outcome and the smallest that kept it.
+  auto shrink_dim = [&](const char* dim, int64_t Case::*field) {
+    auto to = [&](int64_t m, const char* how) {
+      Case cand = cur;
+      cand.*field = m;
+      return attempt(cand, fmt::format("{} {} -> {} ({})", dim, cur.*field, m, how));
+    };
+    if (cur.*field <= 1 || to(1, "to 1")) return;
+    int64_t lo = 1;
+    while (cur.*field / 2 > lo && !out_of_time) {
+      const int64_t m = cur.*field / 2;
+      if (!to(m, "halved")) lo = m;
+    }
+    while (cur.*field - lo > 1 && !out_of_time) {
+      const int64_t m = lo + (cur.*field - lo) / 2;
+      if (!to(m, "bisected")) lo = m;
+    }
+  };
+  while (!out_of_time) {
+    changed = false;
+    apply(flag_steps());
+    for (auto& [dim, field] : kDims) shrink_dim(dim, field);
+    apply(dtype_steps());
+    if (!changed) break;
+  }
+  res.fixed_point = !out_of_time;
+  res.seconds = elapsed();
+  return res;
+}
+
+}  // namespace flce

@@ -1,0 +1,73 @@
+// How an `flce worker` is started (campaign slots, analysis, shrinking alike), and a
+// synchronous client of one: a case in, its outcome line and report out. A worker that dies
+// or overruns becomes that try's outcome ("crash:SIGSEGV@eager", "timeout@compiled"), exactly
+// as the exploration phase names them, and the next try gets a fresh worker.
+#pragma once
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "process/process.hpp"
+
+namespace flce {
+
+struct WorkerLaunch {
+  std::string exe;  // the flce binary
+  std::string subject, subject_path;
+  std::string baseline, baseline_path;  // a differential campaign's second subject ("": none)
+  double mem_gib = 16;                  // RLIMIT_DATA; 0: none
+  std::string gpu;                      // CUDA_VISIBLE_DEVICES ("": inherit)
+  std::string log_path;                 // the worker's stderr (and the subject host's)
+  int threads = 1;                      // CPUs it may use: OpenMP's and Inductor's compile threads
+  // Inductor's and Triton's on-disk caches, shared by the workers of one campaign (a resumed run
+  // reuses them); "": one Inductor cache next to the log (per slot), Triton's default.
+  std::string cache_dir;
+};
+ProcessSpec worker_spec(const WorkerLaunch& w);
+
+// GPUs a campaign (or a re-run) can spread workers over: the ids in CUDA_VISIBLE_DEVICES when set, else
+// one per /proc/driver/nvidia/gpus entry (the parent never initializes CUDA itself).
+std::vector<std::string> visible_gpus();
+
+// CPUs this process may run on (its affinity mask), at least 1.
+int usable_cpus();
+
+struct WorkerReply {
+  std::string outcome;
+  nlohmann::json report;  // null when the worker died or overran
+  nlohmann::json baseline_report;  // differential workers: the baseline's run
+  std::string baseline_outcome;
+};
+
+class WorkerClient {
+ public:
+  // `stop`: set by SIGINT/SIGTERM: the current try ends as a crash of the killed worker.
+  WorkerClient(WorkerLaunch launch, double case_timeout_s, volatile std::sig_atomic_t* stop = nullptr);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // `lane`: "eager" (no torch.compile) or "compiled". Throws std::runtime_error when a worker
+  // cannot start or refuses the case (bad input).
+  WorkerReply run_case(const nlohmann::json& case_json, const std::string& lane);
+  WorkerReply run_sequence(const nlohmann::json& sequence_json, const std::string& lane);
+  // The next request goes to a new process (nothing it ran before can matter).
+  void restart();
+
+ private:
+  WorkerReply ask(nlohmann::json req);
+  void start();
+  bool next_line(double timeout_s, nlohmann::json* out, std::string* how);
+
+  WorkerLaunch launch_;
+  double case_timeout_s_;
+  volatile std::sig_atomic_t* stop_;
+  std::unique_ptr<Process> proc_;
+  std::vector<std::string> pending_;
+  int n_ = 0;
+};
+
+}  // namespace flce
