@@ -21,7 +21,12 @@ TokenGrad draw_token_grad(uint64_t d) {
   return d < 20 ? TokenGrad::ONES : d < 70 ? TokenGrad::RANDOM : TokenGrad::LOG_SPREAD;
 }
 
-// Family member `member` of the family whose configuration is `cfg`.
+// Family member `member` of the family whose configuration is `cfg`. A family compiles once:
+// its members share the configuration's shape, so no member pays an automatic-dynamic recompile
+// (a second shape to one compiled function recompiles it with symbolic sizes: 74 s on a loaded
+// box, and pytorch#181735 on every Liger tree). Only a family compiled with dynamic=True, which
+// one compile serves for any shape, draws from a pool of shapes. Second shapes are found on
+// purpose in the sequence families (sampler.hpp, is_sequence_family).
 Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
   // The pool depends on the family only; the pick and the data on the member.
   std::mt19937_64 pool_rng(seed * 0xD1B54A32D192ED03ull + family * 0x9E3779B97F4A7C15ull + 1);
@@ -30,11 +35,13 @@ Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
   for (auto& shape : pool)
     for (int d = 0; d < 3; ++d) shape[d] = 1 + static_cast<int64_t>(pool_rng() % static_cast<uint64_t>(hi[d]));
   pool[0] = {cfg.BT, cfg.H, cfg.V};
+  const bool one_compile_any_shape = cfg.compile.dynamic == true && cfg.extra_BT.empty();
   std::mt19937_64 rng(seed * 0xBF58476D1CE4E5B9ull + family * 0x94D049BB133111EBull + member);
   auto u = [&](uint64_t n) { return rng() % n; };
   Case c = cfg;
   c.seed = rng() % 1000000007ull;
-  const auto& shape = pool[u(kShapePool)];
+  const uint64_t pick = u(kShapePool);
+  const auto& shape = pool[one_compile_any_shape ? pick : 0];
   c.BT = shape[0];
   c.H = shape[1];
   c.V = shape[2];
@@ -67,6 +74,8 @@ Case plain_config(uint64_t family, Device device) {
 // magnitude push a correct fp16 implementation's gradient logits or GEMM partial sums past it
 // even where the fp64 result fits (seen on `model`: grad_input inf where fp64 gives 39012),
 // which is the format's range, not a rounding the bound could hold. Spreads stay off fp16.
+bool is_sequence_family(uint64_t family) { return family >= 6 && family % kSequenceShare == kSequenceShare - 1; }
+
 Case within_fp16_range(Case c) {
   const bool fp16 = c.input_dtype == DType::F16 || c.weight_dtype == DType::F16 || c.autocast == Autocast::F16;
   if (!fp16) return c;
@@ -87,6 +96,13 @@ Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   Case cfg = family < 6 && !sp.dtype ? plain_config(family, sp.device)
                                                        : sample_one(seed ^ 0x5851F42D4C957F2Dull, family, sp);
   drop_parameters(cfg, sp.without);
+  if (is_sequence_family(family) && !cfg.is_op()) {
+    // Every member first feeds the compiled function another BT: its second shape, on purpose.
+    std::mt19937_64 rng(seed * 0x2545F4914F6CDD1Dull + family);
+    int64_t bt2 = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(sp.max_BT));
+    if (bt2 == cfg.BT) bt2 = cfg.BT % sp.max_BT + 1;
+    if (bt2 != cfg.BT) cfg.extra_BT = {bt2};
+  }
   return within_fp16_range(family_member(cfg, seed, family, member));
 }
 

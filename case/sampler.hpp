@@ -21,9 +21,9 @@ struct SampleSpace {
   Device device = Device::CPU;
   // Families (campaigns): index k belongs to family k / family_size. A family fixes every
   // field that shapes the compiled graph (dtypes, flags, compile options) and varies only
-  // what it feeds: seed, values regime, ignored targets, upstream gradient, and a shape
-  // drawn from the family's pool of kShapePool shapes. A worker that runs a whole family
-  // compiles its graph a few times (once per shape with dynamic=False), not once per case.
+  // what it feeds: seed, values regime, ignored targets, upstream gradient; its shape is the
+  // configuration's (a dynamic=True family draws from a pool of kShapePool shapes). A worker that
+  // runs a whole family compiles its graph once, not once per case.
   // 1 = every case its own configuration (the plain stream gates and tests replay).
   // With families, families 0..5 are the plain configurations: defaults, each dtype,
   // accum_dtype none and fp32 (what most users run; a campaign should speak for them first).
@@ -43,7 +43,12 @@ std::vector<std::string> parameters_used(const Case& c);
 // The case with each named parameter set to its neutral value (unknown names are ignored).
 void drop_parameters(Case& c, const std::set<std::string>& params);
 
-inline constexpr int kShapePool = 3;
+inline constexpr int kShapePool = 3;  // shapes of a dynamic=True family (one compile serves them all)
+// One family in kSequenceShare (past the plain ones) is a sequence family: its cases feed the
+// compiled function a second BT first (extra_BT), where second-shape failures are found on
+// purpose; every other family keeps one shape and compiles once.
+inline constexpr uint64_t kSequenceShare = 8;
+bool is_sequence_family(uint64_t family);
 
 Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& space);
 

@@ -10,6 +10,8 @@
 
 #include "cli/commands.hpp"
 #include "fuzz/campaign/campaign.hpp"
+#include "gate/gate.hpp"
+#include "oracles/subject_tree.hpp"
 
 namespace flce::cli {
 
@@ -40,7 +42,7 @@ void add_campaign_commands(CLI::App& app) {
     static std::string subject_git;
     add_subject_git_option(c, subject_git);
     auto* workers_opt = c->add_option("--workers", o.workers,
-                                      "Worker processes, all in the compiled lane unless --lanes says otherwise")
+                                      "Worker processes, split between the lanes as the default split does unless --lanes says otherwise")
                             ->capture_default_str();
     static std::string lanes;
     c->add_option("--lanes", lanes,
@@ -79,11 +81,36 @@ void add_campaign_commands(CLI::App& app) {
                   "campaign (2: at the first repeat of a known failure; 0: never)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
+    c->add_option("--known", o.known,
+                  "What is already known (repeatable): an expectations file (corpus/expectations.json: entries "
+                  "for this subject matched by torch, device and subject version) or an earlier campaign "
+                  "(its directory or report.json). Matching findings are filed under Known (counted, not shrunk "
+                  "again); exit 1 then means a new finding");
+    static std::string baseline;
+    c->add_option("--baseline", baseline,
+                  "A differential campaign: every case also runs on this subject, SPEC as flce gate's "
+                  "(subject=NAME[,path=DIR][,git=REPO@REF]); findings are the cases whose outcome differs "
+                  "(regressed, fixed, changed), grouped by cause");
+    c->add_option("--analyze-s", o.analyze_s,
+                  "Seconds one finding's analysis may take (its case alone, the one-feature ablation of its "
+                  "cause, fresh seeds of a marginal one) in a fresh worker of its lane")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    c->add_option("--stop-after-findings", o.stop_after_findings,
+                  "Stop exploring once this many new findings have a settled cause (their analysis ended); "
+                  "0: run the whole budget")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    c->add_option("--grace-s", o.grace_s,
+                  "After the exploration budget, the analyses still running and the shrinking end within this "
+                  "many seconds (a resumed run continues what they cut)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     c->callback([workers_opt] {
       o.cuda = device == "cuda";
       try {
         const bool given = workers_opt->count() > 0;
-        o.lanes = lanes.empty() && !given ? default_lanes(o.workers) : parse_lanes(lanes, o.workers, given);
+        o.lanes = parse_lanes(lanes, o.workers, given);
       } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "flce campaign: %s\n", e.what());
         exit_code() = kBadInput;
@@ -91,9 +118,25 @@ void add_campaign_commands(CLI::App& app) {
       }
       o.flce_exe = self_exe();
       if (!resolve_subject_git(subject_git, o.subject_path, "campaign")) return;
+      if (!baseline.empty()) {  // checked before anything runs, as gate checks its SPECs
+        try {
+          const GateSpec b = parse_gate_spec(baseline);
+          if (!b.python.empty()) throw std::invalid_argument("python=: a baseline runs in the campaign's interpreter");
+          o.baseline = b.subject;
+          o.baseline_path = b.path;
+          if (!b.git_repo.empty()) o.baseline_path = export_subject_tree(b.git_repo, b.git_ref, b.path).subject_path;
+          else if (!b.path.empty() && !std::filesystem::is_directory(b.path))
+            throw std::invalid_argument("path=" + b.path + ": no such directory");
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "flce campaign: --baseline %s: %s\n", baseline.c_str(), e.what());
+          exit_code() = kBadInput;
+          return;
+        }
+      }
       try {
         CampaignResult r = run_campaign(o);
-        exit_code() = r.findings ? kFinding : kOk;
+        // With a known list, only news fails the run: tonight's known bugs are last night's.
+        exit_code() = (o.known.empty() ? r.findings : r.new_findings) ? kFinding : kOk;
       } catch (const CampaignInputError& e) {
         std::fprintf(stderr, "flce campaign: %s\n", e.what());
         exit_code() = kBadInput;
@@ -110,6 +153,8 @@ void add_campaign_commands(CLI::App& app) {
     w->add_option("--subject", o.subject)->required();
     w->add_option("--subject-path", o.subject_path);
     w->add_option("--mem-gib", o.mem_gib);
+    w->add_option("--baseline", o.baseline);
+    w->add_option("--baseline-path", o.baseline_path);
     w->callback([] { exit_code() = serve_worker(o); });
   }
 }

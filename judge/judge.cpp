@@ -1,4 +1,5 @@
 #include "judge/judge.hpp"
+#include "judge/ratio.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -150,9 +151,9 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
                               ov.nonfinite_mismatches, ov.worst_index, s.data[ov.worst_index], g.data[ov.worst_index]);
     } else if (ov.n_out_of_bounds) {
       ov.finding = Finding::OUT_OF_BOUNDS;
-      ov.detail = fmt::format("{} of {} elements out of bounds; worst at {}: err {:.3g} > bound {:.3g} ({:.2f}x)",
+      ov.detail = fmt::format("{} of {} elements out of bounds; worst at {}: err {:.3g} > bound {:.3g} ({})",
                               ov.n_out_of_bounds, g.data.size(), ov.worst_index, std::fabs(s.data[ov.worst_index] - g.data[ov.worst_index]),
-                              ov.bound_at_worst, ov.worst_ratio);
+                              ov.bound_at_worst, ratio_text(ov.worst_ratio));
     }
     if (ov.worst_index >= 0) ov.got_at_worst = s.data[ov.worst_index], ov.golden_at_worst = g.data[ov.worst_index];
     verdict.outputs.push_back(ov);

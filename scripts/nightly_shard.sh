@@ -13,6 +13,8 @@
 #   NIGHTLY_MINIMIZE_S    per-finding shrink budget after exploration (campaign default if unset)
 #   NIGHTLY_CORPUS        case files: shard 0's campaign runs them, every fuzzer starts from them
 #                         (default: corpus/cases)
+#   NIGHTLY_KNOWN         what the report files under Known (--known; default: corpus/expectations.json;
+#                         "none": no known list); e.g. last night's merged campaign directory
 #   NIGHTLY_FUZZER        libFuzzer binary (default: $FLCE_BUILD/fuzz/subject_fuzzer); "none": skip
 #   NIGHTLY_FUZZ_SECONDS  libFuzzer time budget (default: 600); NIGHTLY_FUZZ_RUNS optional
 #   NIGHTLY_PROPERTIES    subject-property binary (default: $FLCE_BUILD/properties/flce_subject_properties;
@@ -52,6 +54,8 @@ args=(campaign --minutes "${NIGHTLY_MINUTES:-60}" --out "$SHARD/campaign" --subj
 [[ -n ${NIGHTLY_MAX_CASES:-} ]] && args+=(--max-cases "$NIGHTLY_MAX_CASES")
 [[ -n ${NIGHTLY_WORKERS:-} ]] && args+=(--workers "$NIGHTLY_WORKERS")
 [[ -n ${NIGHTLY_MINIMIZE_S:-} ]] && args+=(--minimize-s "$NIGHTLY_MINIMIZE_S")
+KNOWN=${NIGHTLY_KNOWN:-$REPO/corpus/expectations.json}
+[[ $KNOWN == none ]] || args+=(--known "$KNOWN")
 log "flce ${args[*]}"
 rc=0
 "$FLCE" "${args[@]}" || rc=$?

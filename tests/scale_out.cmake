@@ -53,7 +53,8 @@ function(run rc_want)
   set(ERR "${err}" PARENT_SCOPE)
 endfunction()
 
-# SIGS (list) and COUNT_<sig-hash> of the findings in DIR/report.json; SIG_HASH(sig) names the variables.
+# SIGS (list) and COUNT_<key-hash> of the findings in DIR/report.json, by key (the cause, or the
+# outcome line where none was analyzed: what a merge merges on); SIG_HASH(key) names the variables.
 function(findings dir prefix)
   file(READ ${dir}/report.json rj)
   string(JSON n LENGTH "${rj}" findings)
@@ -61,7 +62,7 @@ function(findings dir prefix)
   if(n GREATER 0)
     math(EXPR last "${n} - 1")
     foreach(i RANGE ${last})
-      string(JSON s GET "${rj}" findings ${i} signature)
+      string(JSON s GET "${rj}" findings ${i} key)
       string(JSON c GET "${rj}" findings ${i} count)
       string(MD5 h "${s}")
       list(APPEND sigs "${s}")
@@ -222,6 +223,10 @@ require("shard index out of range not refused: ${ERR}" ERR MATCHES "INDEX 2 must
 #    A saw a finding earlier but with a bigger case than B (two copies of shard 0).
 file(READ ${N}/shard-0/campaign/state.json st0)
 string(JSON sig GET "${st0}" findings 0 signature)
+string(JSON status ERROR_VARIABLE no_status GET "${st0}" findings 0 cause_status)
+if(status STREQUAL "ablated")  # its key in report.json: the cause
+  string(JSON sig GET "${st0}" findings 0 cause)
+endif()
 string(JSON id GET "${st0}" findings 0 id)
 string(JSON cnt GET "${st0}" findings 0 count)
 file(COPY ${N}/shard-0/campaign/ DESTINATION ${WORK}/A)

@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <atomic>
 #include <fstream>
+#include <list>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -22,6 +24,7 @@
 #include "fuzz/findings/campaign_shrink.hpp"
 #include "fuzz/campaign/campaign_state.hpp"
 #include "fuzz/campaign/coverage_guide.hpp"
+#include "fuzz/campaign/finding_book.hpp"
 #include "case/case.hpp"
 #include "judge/signature.hpp"
 #include "case/sampler.hpp"
@@ -95,6 +98,19 @@ struct Slot {
   std::string gpu;  // CUDA_VISIBLE_DEVICES of this slot's workers ("" : inherit)
   std::optional<uint64_t> family;  // the sample family this slot works through (sampler.hpp)
   Lane lane = Lane::COMPILED;
+  // Lent to a finding's analysis (findings/analyze.hpp): it takes no case while that runs in a
+  // fresh worker of its own, so the campaign keeps to its number of busy workers.
+  bool held = false;
+};
+
+// One finding's analysis, run in a thread of the parent with its own fresh worker; the thread
+// touches nothing of the campaign's state, the loop applies its result (FindingBook::resolve).
+struct AnalysisJob {
+  AnalysisRequest req;
+  size_t slot = 0;  // the slot it holds
+  std::thread th;
+  std::atomic<bool> done{false};
+  AnalyzeResult result;
 };
 
 
@@ -111,6 +127,8 @@ class Campaign {
     launch_.subject = o.subject;
     launch_.subject_path = o.subject_path;
     launch_.mem_gib = o.worker_mem_gib;
+    launch_.baseline = o.baseline;
+    launch_.baseline_path = o.baseline_path;
     launch_.threads = std::max(1, usable_cpus() / std::max(o.workers, 1));  // the workers share the cores
   }
   CampaignResult run();
@@ -130,9 +148,16 @@ class Campaign {
   void dispatch(Slot& s, Ticket t);
   void handle_line(Slot& s, const std::string& line);
   void worker_ended(Slot& s, const std::string& how);
+  // `base`: a differential campaign's baseline reply for the case ({outcome, report}); null otherwise.
   void record(const Ticket& t, const std::string& outcome, const nlohmann::json& report, const std::string& detail,
-              bool cuda_poisoned, const std::string& worker_log, double worker_ms = 0);
-  void new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report, const std::string& worker_log);
+              bool cuda_poisoned, const std::string& worker_log, double worker_ms = 0,
+              const nlohmann::json& base = nullptr);
+  // Analyses (findings/analyze.hpp): start one (holding a slot of its lane), or queue it when the
+  // lane has lent all the slots it may; apply those that ended; wait for the rest at the end.
+  void start_analysis(const AnalysisRequest& r);
+  void poll_analyses();
+  void finish_analyses(double budget_s);
+  size_t max_analyses(Lane l) const;
   void write_finding_json(const Finding& f);
   void save_state();  // the commit point: pending journal lines, then state.json
   void commit_due();  // save_state() when kCommitEveryS has passed since the last one
@@ -140,7 +165,15 @@ class Campaign {
   Clock::time_point last_commit_ = Clock::now();
   double elapsed() const { return elapsed_before_ + std::chrono::duration<double>(Clock::now() - t0_).count(); }
   bool budget_left() const {
-    return elapsed() < o_.minutes * 60 && (o_.max_cases < 0 || st_.cases_done + in_flight() < o_.max_cases);
+    return elapsed() < o_.minutes * 60 && (o_.max_cases < 0 || st_.cases_done + in_flight() < o_.max_cases) &&
+           !enough_found();
+  }
+  // --stop-after-findings N: N new findings whose analysis has ended (their cause is settled).
+  bool enough_found() const {
+    if (o_.stop_after_findings <= 0) return false;
+    return std::count_if(st_.findings.begin(), st_.findings.end(), [](const Finding& f) {
+             return f.known.empty() && f.cause_status != CauseStatus::PENDING;
+           }) >= o_.stop_after_findings;
   }
   int64_t in_flight() const {
     return std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.st == Slot::BUSY; });
@@ -176,6 +209,13 @@ class Campaign {
   int64_t cases_this_run_ = 0;
   int startup_failures_ = 0;
   std::string last_finding_;
+  KnownList known_;                     // --known (findings/known.hpp)
+  std::unique_ptr<FindingBook> book_;   // where sightings become findings
+  std::list<AnalysisJob> jobs_;         // running analyses (a list: the threads keep their address)
+  std::vector<AnalysisRequest> queued_;  // analyses waiting for a slot of their lane
+  volatile std::sig_atomic_t analysis_stop_ = 0;
+  int analyses_started_ = 0;
+  bool finishing_ = false;  // exploration is over: queued analyses run whatever the subject did
   std::string pending_stacks_;  // i15b: stacks.txt of the timeout being recorded
   bool tty_ = false;
 };
@@ -232,7 +272,8 @@ void Campaign::load_state() {
     if (!fs::exists(e.path() / "finding.json") || !fs::exists(e.path() / "case.json")) continue;
     // i15b: one parser for adopted findings (fuzzed: fuzz/targets/campaign_state_fuzzer.cpp)
     auto adopted = parse_adopted_finding(read_text(e.path() / "finding.json"), name);
-    if (!adopted || st_.finding(adopted->signature)) continue;
+    if (!adopted || std::any_of(st_.findings.begin(), st_.findings.end(), [&](const Finding& f) { return f.id == name; }))
+      continue;
     Finding f = *adopted;
     st_.findings.push_back(f);
     if (!st_.first_finding_s || f.first_seen_s < *st_.first_finding_s) st_.first_finding_s = f.first_seen_s;
@@ -433,7 +474,10 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
   nlohmann::json report = j.value("report", nlohmann::json::object());
   // The calls before a finding (fuzz/findings/call_history.hpp): its report.json keeps them for the shrinker.
   if (j.contains("history")) report["history"] = j["history"];
-  record(s.t, outcome, report, detail.substr(0, 300), poisoned, died ? log_tail(s) : "", j.value("wall_ms", 0.0));
+  nlohmann::json base;  // a differential worker's baseline side (--baseline)
+  if (j.contains("baseline_outcome"))
+    base = {{"outcome", j["baseline_outcome"]}, {"report", j.value("baseline_report", nlohmann::json::object())}};
+  record(s.t, outcome, report, detail.substr(0, 300), poisoned, died ? log_tail(s) : "", j.value("wall_ms", 0.0), base);
   if (poisoned || died) {
     // The worker exits after reporting a poisoned context or a dead subject; handing it the
     // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").
@@ -464,8 +508,14 @@ void Campaign::worker_ended(Slot& s, const std::string& how) {
   spawn(s);
 }
 
-void Campaign::record(const Ticket& t, const std::string& outcome, const nlohmann::json& report,
-                      const std::string& detail, bool cuda_poisoned, const std::string& worker_log, double worker_ms) {
+void Campaign::record(const Ticket& t, const std::string& subject_outcome, const nlohmann::json& report,
+                      const std::string& detail, bool cuda_poisoned, const std::string& worker_log, double worker_ms,
+                      const nlohmann::json& base) {
+  // A differential campaign counts and files the difference between the two sides.
+  Change change = Change::NONE;
+  const std::string outcome = base.is_object()
+                                  ? differential_outcome(subject_outcome, base.value("outcome", ""), &change)
+                                  : subject_outcome;
   ++st_.cases_done;
   ++cases_this_run_;
   ++st_.outcomes[outcome];
@@ -482,32 +532,21 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
       report.value("timing", nlohmann::json()), worker_ms,
       std::chrono::duration<double, std::milli>(Clock::now() - t.sent).count());
   if (t.lane == Lane::COMPILED) learn_ladder(t, report);
-  Finding* f = is_finding(outcome) ? st_.finding(outcome) : nullptr;
+  Finding* f = nullptr;
   bool fresh = false;
-  if (is_finding(outcome) && !f) {
-    Finding n;
-    n.id = finding_id(outcome);
-    n.signature = outcome;
-    n.first_case = t.key;
-    n.first_seen = n.last_seen = utc_now();
-    n.first_seen_s = elapsed();
-    n.count = 1;
-    n.detail = detail;
-    n.cuda_poisoned = cuda_poisoned;
-    new_finding_dir(n, t, report, worker_log);
-    st_.findings.push_back(n);
-    f = &st_.findings.back();
-    if (!st_.first_finding_s) st_.first_finding_s = n.first_seen_s;
-    fresh = true;
-  } else if (f && f->first_case != t.key) {  // same key: the re-run of an adopted finding's case
-    ++f->count;
-    f->last_seen = utc_now();
-    f->cuda_poisoned |= cuda_poisoned;
+  if (is_finding(outcome)) {
+    Sighting sg{t.key, std::string(lane_name(t.lane)), t.case_json, outcome, detail, worker_log, pending_stacks_,
+                report, cuda_poisoned, change, base.is_object() ? base.value("outcome", "") : "",
+                base.is_object() ? base.value("report", nlohmann::json()) : nlohmann::json()};
+    FindingBook::Filed filed = book_->file(sg, elapsed());
+    f = filed.finding;
+    fresh = filed.fresh;
+    if (filed.analyze) start_analysis(*filed.analyze);
   }
   st_.coverage.add(std::string(lane_name(t.lane)), t.cells, is_finding(outcome));
   std::erase_if(st_.neighbours, [&](const auto& n) { return n.first == t.key; });
-  watch_usable(t, outcome, report);
-  maybe_retire(t, outcome);
+  watch_usable(t, subject_outcome, report);
+  maybe_retire(t, subject_outcome);
   if (fresh && o_.candidates > 1 && st_.subject_ran) {  // (a subject that never ran has no neighbourhood)
     int k = 0;
     const std::string lane_tag = t.lane == Lane::EAGER ? "/eager" : "";  // lane_of_key reads it back
@@ -528,11 +567,100 @@ void Campaign::record(const Ticket& t, const std::string& outcome, const nlohman
   if (fresh) {
     last_finding_ = outcome;
     if (!o_.quiet) {
-      std::fprintf(stderr, "%snew finding after %.1f s: %s (%s) -> %s\n", tty_ ? "\r\033[K" : "", f->first_seen_s,
-                   outcome.c_str(), t.key.c_str(), (dir_ / "findings" / f->id).c_str());
+      std::fprintf(stderr, "%snew finding after %.1f s: %s (%s) -> %s%s\n", tty_ ? "\r\033[K" : "", f->first_seen_s,
+                   outcome.c_str(), t.key.c_str(), (dir_ / "findings" / f->id).c_str(),
+                   f->cause_status == CauseStatus::PENDING ? " (analyzing its cause)" : "");
       last_progress_ = {};
     }
   }
+}
+
+size_t Campaign::max_analyses(Lane l) const {
+  const size_t n = std::count_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.lane == l; });
+  return std::max<size_t>(1, n / 2);  // a lane keeps at least half its workers exploring
+}
+
+void Campaign::start_analysis(const AnalysisRequest& r) {
+  const Lane lane = lane_named(r.found_in).value_or(Lane::COMPILED);
+  const size_t running = std::count_if(jobs_.begin(), jobs_.end(), [&](const AnalysisJob& j) {
+    return lane_named(j.req.found_in).value_or(Lane::COMPILED) == lane;
+  });
+  // A slot of the lane to lend: an idle one first, else one whose case is in flight (it takes no
+  // new case when that ends). None of the lane left to lend, or at its share: queued.
+  Slot* lend = nullptr;
+  for (auto& s : slots_)
+    if (s.lane == lane && !s.held && (!lend || (s.st == Slot::IDLE && lend->st != Slot::IDLE))) lend = &s;
+  // While no case has produced outputs the subject may be unusable (watch_usable): its first
+  // failures decide that, and analyzing them first would only delay the verdict.
+  if (!lend || running >= max_analyses(lane) || analysis_stop_ || (!st_.subject_ran && !finishing_)) {
+    queued_.push_back(r);
+    return;
+  }
+  lend->held = true;
+  AnalysisJob& job = jobs_.emplace_back();
+  job.req = r;
+  job.slot = static_cast<size_t>(lend - slots_.data());
+  WorkerLaunch l = launch_;
+  l.gpu = lend->gpu;
+  l.log_path = (dir_ / "workers" / fmt::format("analyze-{}.log", analyses_started_++)).string();
+  AnalyzeOptions ao;
+  ao.budget_s = o_.analyze_s;
+  ao.diff = r.diff;
+  ao.stop = &analysis_stop_;
+  const double case_timeout = o_.case_timeout_s;
+  job.th = std::thread([&job, l, ao, case_timeout] {
+    WorkerClient client(l, case_timeout, ao.stop);  // fresh: nothing ran in it before the finding's case
+    job.result = analyze(job.req.c, job.req.failure, job.req.first_ratio,
+                         [&](const Case& k) { return client.probe_case(nlohmann::json::parse(to_json(k, -1)), job.req.lane); },
+                         ao);
+    job.done = true;
+  });
+}
+
+void Campaign::poll_analyses() {
+  bool changed = false;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (!it->done) {
+      ++it;
+      continue;
+    }
+    it->th.join();
+    slots_[it->slot].held = false;
+    const std::string id = it->req.finding_id;
+    const AnalyzeResult res = it->result;
+    it = jobs_.erase(it);
+    for (auto& next : book_->resolve(id, res, elapsed())) queued_.push_back(next);
+    changed = true;
+  }
+  if (!queued_.empty() && (st_.subject_ran || finishing_)) {
+    std::vector<AnalysisRequest> q = std::move(queued_);
+    queued_.clear();
+    for (auto& r : q) start_analysis(r);
+  }
+  if (changed) save_state();
+}
+
+// After exploration: the analyses still running or queued get up to `budget_s` (the shrink
+// phase's own budget), then whatever is left keeps its outcome line as its key.
+void Campaign::finish_analyses(double budget_s) {
+  const auto t0 = Clock::now();
+  finishing_ = true;
+  for (auto& s : slots_) s.held = false;  // exploration is over: any slot may be lent
+  for (;;) {
+    poll_analyses();
+    if (jobs_.empty() && queued_.empty()) break;
+    if (g_stop || std::chrono::duration<double>(Clock::now() - t0).count() > budget_s) analysis_stop_ = 1;
+    if (analysis_stop_ && jobs_.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  analysis_stop_ = 1;
+  for (auto& j : jobs_) j.th.join();
+  jobs_.clear();
+  queued_.clear();
+  book_->close(budget_s > 0 ? fmt::format("budget: the ablation did not finish within the campaign ({:.0f} s after exploration)", budget_s)
+                            : "budget: the campaign ended before the ablation ran (--minimize-s 0)",
+               elapsed());
+  save_state();
 }
 
 // A compile failure ("<signature>@compiled:<stage>") is what a family retires on; judge
@@ -636,23 +764,6 @@ void Campaign::watch_usable(const Ticket& t, const std::string& outcome, const n
                             sig.value("matched", outcome), early_.size(), graphs.size(), outcome);
 }
 
-void Campaign::new_finding_dir(const Finding& f, const Ticket& t, const nlohmann::json& report,
-                               const std::string& worker_log) {
-  // Built aside and renamed into place: a finding directory is whole or absent.
-  const fs::path final_dir = dir_ / "findings" / f.id;
-  const fs::path tmp = dir_ / "findings" / (".tmp-" + f.id);
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  write_atomic(tmp / "case.json", to_json(from_json(t.case_json), 2) + "\n");
-  write_atomic(tmp / "report.json", report.dump(2) + "\n");
-  if (!worker_log.empty()) write_atomic(tmp / "worker.log", worker_log);
-  if (!pending_stacks_.empty()) write_atomic(tmp / "stacks.txt", pending_stacks_);  // i15b: a timeout's stacks
-  write_finding_json_to(tmp, f);
-  fs::remove_all(final_dir);  // an orphan the state never named would be adopted at start; this is a leftover
-  fs::rename(tmp, final_dir);
-  sync_dir(dir_ / "findings");
-}
-
 void Campaign::write_finding_json(const Finding& f) { write_finding_json_to(dir_ / "findings" / f.id, f); }
 
 void Campaign::save_state() {
@@ -689,6 +800,12 @@ CampaignResult Campaign::run() {
   open_dir();
   load_state();
   load_corpus();
+  try {  // bad --known input is refused before anything runs
+    known_ = load_known(o_.known, o_.subject);
+  } catch (const KnownInputError& e) {
+    throw CampaignInputError(e.what());
+  }
+  book_ = std::make_unique<FindingBook>(dir_, st_, known_, o_.cuda);
   std::vector<std::string> gpus = visible_gpus();  // checked before state.json is rewritten
   if (o_.gpus >= 0 && static_cast<size_t>(o_.gpus) < gpus.size()) gpus.resize(static_cast<size_t>(o_.gpus));
   if (o_.gpus > 0 && gpus.empty())
@@ -723,6 +840,8 @@ CampaignResult Campaign::run() {
     std::fprintf(stderr, "campaign: %d workers (%s) over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
                  lanes_text(plan).c_str(), std::min(gpus.size(), slots_.size()));
   st_.unusable.clear();  // a resumed campaign gets another look at its subject
+  // Findings of an earlier run whose analysis did not finish: analyzed again first.
+  for (auto& r : book_->pending_requests()) start_analysis(r);
   for (;;) {
     if (!unusable_.empty())  // nothing more to learn: cases in flight are abandoned, not recorded
       for (auto& s : slots_)
@@ -732,11 +851,13 @@ CampaignResult Campaign::run() {
         }
     const bool go = !g_stop && budget_left() && unusable_.empty();
     if (!g_stop && elapsed() >= o_.minutes * 60) {
-      // Out of time: cases in flight are abandoned, not recorded; a resume runs them.
+      // Out of time: cases in flight are killed, not waited for (a compile can take minutes on
+      // a loaded box), and counted by the step they were in; a resume runs them.
       for (auto& s : slots_)
         if (s.st == Slot::BUSY) {
           s.proc->kill();
           s.st = Slot::IDLE;
+          ++st_.abandoned[s.stage];
         }
     }
     if (g_stop)
@@ -745,11 +866,12 @@ CampaignResult Campaign::run() {
           s.proc->kill();
           s.st = Slot::IDLE;
         }
+    poll_analyses();  // first: an analysis that ended gives its slot back to this round's dispatch
     for (auto& s : slots_)
-      if (go && s.st == Slot::IDLE && s.proc->alive() && budget_left()) dispatch(s, next_ticket(s));
+      if (go && s.st == Slot::IDLE && !s.held && s.proc->alive() && budget_left()) dispatch(s, next_ticket(s));
     bool active = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
       return s.st == Slot::BUSY || (go && s.st == Slot::STARTING);
-    });
+    }) || (go && !jobs_.empty());
     if (!active) break;
 
     std::vector<pollfd> fds;
@@ -807,14 +929,30 @@ CampaignResult Campaign::run() {
   const double explore_wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();  // throughput: not shrinking
   st_.unusable = unusable_;
   if (!unusable_.empty()) save_state();
-  if (o_.minimize_s > 0 && !g_stop && unusable_.empty()) {
+  // The ablation first (cheap and bounded), then the full shrink: a finding's cause decides
+  // whether it is news before any time goes into shrinking it.
+  // Everything after exploration (analyses, shrinking) ends within --grace-s of it: a box shared
+  // by a dozen campaigns gets its cores back on time. What is cut is resumed by the next run.
+  const auto post_t0 = Clock::now();
+  auto post_left = [&] { return o_.grace_s - std::chrono::duration<double>(Clock::now() - post_t0).count(); };
+  finish_analyses(g_stop || !unusable_.empty() ? 0 : std::min(o_.grace_s, o_.analyze_s));
+  static volatile std::sig_atomic_t post_stop = 0;
+  post_stop = 0;
+  std::atomic<bool> post_done{false};
+  std::thread watchdog([&] {  // the shrink phase's stop: a signal, or the grace running out
+    while (!post_done) {
+      if (g_stop || post_left() <= 0) post_stop = 1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  if (o_.minimize_s > 0 && !g_stop && unusable_.empty() && post_left() > 0) {
     ShrinkOptions so;
     so.worker = launch_;
-    so.per_finding_s = o_.minimize_s, so.case_timeout_s = o_.case_timeout_s;
+    so.per_finding_s = std::min(o_.minimize_s, post_left()), so.case_timeout_s = o_.case_timeout_s;
     so.gpus = gpus;
     so.parallel = o_.workers;
     so.quiet = o_.quiet;
-    so.stop = &g_stop;
+    so.stop = &post_stop;
     const auto shrink_t0 = Clock::now();
     std::map<std::string, int> runs_before;
     for (auto& f : st_.findings) runs_before[f.id] = f.shrink_runs;
@@ -832,6 +970,8 @@ CampaignResult Campaign::run() {
       if (all > 0) st_.lanes[lane].shrink_s += shrink_s * n / all;
     save_state();
   }
+  post_done = true;
+  watchdog.join();
   for (auto& f : st_.findings) write_finding_json(f);
 
   RunStats rs;
@@ -846,12 +986,16 @@ CampaignResult Campaign::run() {
   rs.minutes = o_.minutes;
   rs.max_cases = o_.max_cases;
   rs.interrupted = g_stop != 0;
+  rs.known = known_.sources;
+  if (!o_.baseline.empty()) rs.baseline = o_.baseline + (o_.baseline_path.empty() ? "" : " (" + o_.baseline_path + ")");
   write_reports(dir_, st_, rs);
   std::printf("%s", summary_text(dir_, st_, rs).c_str());
   ::close(lock_fd_);
   if (!unusable_.empty())  // bad input, not findings: state and reports stay as written
     throw CampaignInputError(fmt::format("subject unusable: {}; report: {}", unusable_, (dir_ / "report.md").string()));
-  return {static_cast<int64_t>(st_.findings.size()), st_.cases_done};
+  CampaignResult res{static_cast<int64_t>(st_.findings.size()), st_.cases_done};
+  for (auto& f : st_.findings) (f.known.empty() ? res.new_findings : res.known_findings)++;
+  return res;
 }
 
 }  // namespace

@@ -38,6 +38,19 @@ struct CampaignOptions {
   // one covering the most uncovered cells runs; and a new finding's neighbours run next.
   // 1: the plain stream (no candidates, no neighbours).
   int candidates = 8;
+  // Known vs new (findings/known.hpp): expectation files or earlier campaigns; a finding that
+  // matches is filed under Known (counted, not shrunk again).
+  std::vector<std::string> known;
+  // A differential campaign: every case also runs on this subject (same inputs, same lane) and
+  // the findings are the cases whose outcome differs (regressed, fixed, changed).
+  std::string baseline, baseline_path;
+  double analyze_s = 120;  // one finding's analysis (ablation, marginal confirmation)
+  // Stop exploring once this many new findings have a settled cause (0: never): a test that
+  // waits for what it asserts instead of its clock; the shrink phase still follows.
+  int stop_after_findings = 0;
+  // After the exploration budget, everything else (the analyses still running, shrinking) ends
+  // within this many seconds; what it cuts, a resumed run continues.
+  double grace_s = 120;
 };
 
 
@@ -48,6 +61,7 @@ struct CampaignInputError : std::runtime_error {
 
 struct CampaignResult {
   int64_t findings = 0, cases_done = 0;
+  int64_t new_findings = 0, known_findings = 0;  // findings = new + known
 };
 
 // Runs (or resumes) the campaign and writes report.md, report.json and junit.xml.
@@ -58,6 +72,7 @@ CampaignResult run_campaign(const CampaignOptions& o);
 // result lines on stdout (see campaign_worker.cpp). Returns the process exit code.
 struct CampaignWorkerOptions {
   std::string subject, subject_path;
+  std::string baseline, baseline_path;  // a differential campaign's second subject
   double mem_gib = 0;
 };
 int serve_worker(const CampaignWorkerOptions& o);

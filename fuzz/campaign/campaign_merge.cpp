@@ -106,7 +106,7 @@ std::string committed_journal(const Shard& s) {
   return j;
 }
 
-struct Sighting {  // one shard's view of a signature
+struct Sighting {  // one shard's view of a finding (its key: the cause, or the outcome line)
   const Shard* shard;
   const Finding* f;
   size_t order;  // shard position: the tie-break everywhere, so the result does not depend on timing
@@ -126,12 +126,15 @@ Finding merge_finding(const std::vector<Sighting>& seen, const Sighting*& repro)
   const Sighting& first = *std::min_element(seen.begin(), seen.end(), earlier);
   repro = &*std::min_element(seen.begin(), seen.end(), smaller);
   Finding m = *first.f;
-  m.id = finding_id(m.signature);
+  m.id = finding_id(m.key());
   m.count = 0;
+  m.outputs.clear();
   for (auto& s : seen) {
     m.count += s.f->count;
     m.last_seen = std::max(m.last_seen, s.f->last_seen);
     m.cuda_poisoned |= s.f->cuda_poisoned;
+    for (auto& [o, n] : s.f->outputs) m.outputs[o] += n;
+    if (m.known.empty()) m.known = s.f->known;  // known in any shard's list: known
   }
   // A merged shard already names the shard below it: keep the deepest name.
   if (m.first_shard.empty()) m.first_shard = first.shard->label;
@@ -256,7 +259,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
       } catch (const std::exception& e) {
         throw CampaignInputError(fmt::format("{}: not a valid case ({})", cp.string(), e.what()));
       }
-      by_signature[f.signature].push_back({&s, &f, i, size});
+      by_signature[f.key()].push_back({&s, &f, i, size});
     }
     shard_list.push_back({{"dir", s.label},
                           {"seeds", seeds},
@@ -281,14 +284,15 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   }
   // In order of first sight, as a single campaign lists them.
   std::sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first.first_seen, a.first.first_seen_s, a.first.signature) <
-           std::tie(b.first.first_seen, b.first.first_seen_s, b.first.signature);
+    return std::tie(a.first.first_seen, a.first.first_seen_s, a.first.key()) <
+           std::tie(b.first.first_seen, b.first.first_seen_s, b.first.key());
   });
   for (auto& [f, repro] : merged) {
     const fs::path from = repro->shard->dir / "findings" / repro->f->id;
     const fs::path to = tmp / "findings" / f.id;
     fs::create_directories(to);
-    for (const char* name : {"case.json", "report.json", "worker.log", "minimized.json", "repro.py"})
+    for (const char* name : {"case.json", "report.json", "baseline_report.json", "worker.log", "minimized.json",
+                             "minimized_report.json", "repro.py"})
       if (fs::exists(from / name)) copy_durable(from / name, to / name);
     write_finding_json_to(to, f);
     m.findings.push_back(f);

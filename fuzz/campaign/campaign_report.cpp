@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "judge/ratio.hpp"
 #include "judge/signature.hpp"
 
 namespace flce {
@@ -84,6 +85,54 @@ std::string shrink_cell(const Finding& f) {
   return f.shrink;
 }
 
+// "grad_weight (1428), loss (3)": the outputs out of line under the finding's cause.
+std::string outputs_cell(const Finding& f) {
+  std::string s;
+  for (auto& [o, n] : f.outputs) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", o, n);
+  return s.empty() ? "-" : s;
+}
+
+std::string join_words(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// What the analysis found: the essential features (or why there are none), and for a marginal
+// numeric finding what its fresh seeds showed.
+std::string cause_cell(const Finding& f) {
+  std::string s;
+  switch (f.cause_status) {
+    case CauseStatus::ABLATED:
+      s = fmt::format("essential: {} (of {} features tried, {} runs)",
+                      f.essential.empty() ? "none: it fails at every default" : join_words(f.essential), f.tested.size(),
+                      f.ablation_runs);
+      break;
+    case CauseStatus::PENDING: s = "analysis not finished"; break;
+    case CauseStatus::NOT_RUN: s = "not ablated: " + f.cause_note + fmt::format(" ({} runs); keyed by its outcome line", f.ablation_runs); break;
+    case CauseStatus::NONE: s = "no failure class (crash, timeout): keyed by its outcome line"; break;
+  }
+  if (f.confirm.ran())
+    s += fmt::format("; marginal ({}): {} of {} fresh seeds exceed (worst {})", ratio_text(f.confirm.first_ratio),
+                     f.confirm.exceed, f.confirm.seeds, ratio_text(f.confirm.max_ratio));
+  if (f.change != Change::NONE) s += fmt::format("; baseline: `{}`", f.baseline_outcome);
+  return s;
+}
+
+// New findings first (each in order of first sight), then known ones.
+std::vector<const Finding*> in_report_order(const CampaignState& st) {
+  std::vector<const Finding*> v;
+  for (auto& f : st.findings)
+    if (f.known.empty()) v.push_back(&f);
+  for (auto& f : st.findings)
+    if (!f.known.empty()) v.push_back(&f);
+  return v;
+}
+
+int64_t count_known(const CampaignState& st) {
+  return std::count_if(st.findings.begin(), st.findings.end(), [](const Finding& f) { return !f.known.empty(); });
+}
+
 double lane_cases_per_min(const CampaignState& st, const LaneTotals& t) {
   return st.elapsed_s > 0 ? static_cast<double>(t.cases) * 60.0 / st.elapsed_s : 0.0;
 }
@@ -115,22 +164,7 @@ std::string repro_command(const fs::path& dir, const CampaignState& st, const Fi
 }
 
 void write_finding_json_to(const fs::path& finding_dir, const Finding& f) {
-  nlohmann::ordered_json j{{"id", f.id},
-                           {"signature", f.signature},
-                           {"count", f.count},
-                           {"first_case", f.first_case},
-                           {"first_seen", f.first_seen},
-                           {"first_seen_s", f.first_seen_s},
-                           {"last_seen", f.last_seen},
-                           {"detail", f.detail},
-                           {"cuda_poisoned", f.cuda_poisoned},
-                           {"shrink", f.shrink},
-                           {"shrink_runs", f.shrink_runs},
-                           {"elements", f.elements},
-                           {"min_elements", f.min_elements}};
-  if (!f.first_shard.empty()) j["first_shard"] = f.first_shard;
-  if (!f.case_from.empty()) j["case_from"] = f.case_from;
-  write_atomic(finding_dir / "finding.json", j.dump(2) + "\n");
+  write_atomic(finding_dir / "finding.json", f.to_json().dump(2) + "\n");
 }
 
 namespace {
@@ -159,7 +193,13 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   if (const int64_t n = unsupported_by_subject(st))
     totals.row({"unsupported by subject", fmt::format("{} cases (not findings), by parameter: {}", n,
                                                       per_param_text(unsupported_by_param(st)))});
-  totals.row({"distinct findings", std::to_string(st.findings.size())});
+  const int64_t known = count_known(st);
+  totals.row({"findings", rs.known.empty() ? fmt::format("{} (one per cause)", st.findings.size())
+                                           : fmt::format("**{} new**, {} known (one per cause)", st.findings.size() - known, known)});
+  if (!rs.known.empty()) totals.row({"known list", join_words(rs.known)});
+  if (!rs.baseline.empty())
+    totals.row({"baseline", fmt::format("`{}`: findings are the cases whose outcome differs from it (regressed, fixed, "
+                                        "changed)", rs.baseline)});
   totals.row({"throughput", fmt::format("{:.1f} cases/min", cases_per_min(rs))});
   totals.row({"graph configurations",
               fmt::format("{} distinct{}", st.graphs.size(),
@@ -174,6 +214,12 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   if (st.families_retired)
     totals.row({"retired families", fmt::format("{} ({} cases not run: each would re-show its family's compile failure)",
                                                 st.families_retired, st.cases_retired)});
+  if (!st.abandoned.empty()) {
+    std::string what;
+    int64_t n = 0;
+    for (auto& [stage, k] : st.abandoned) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", stage, k), n += k;
+    totals.row({"killed at the budget", fmt::format("{} cases in flight, not waited for ({}); a resume runs them", n, what)});
+  }
   totals.row({"time to first finding", st.first_finding_s ? duration(*st.first_finding_s) : "none"});
   totals.row({"time spent", duration(st.elapsed_s)});
   if (rs.interrupted) totals.row({"note", "interrupted; rerun the same command to resume"});
@@ -215,18 +261,43 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     md.paragraph("No findings.");
     return md;
   }
-  md.heading(2, "Findings");
-  Table findings{{"signature", "count", "first seen", "first case", "shrunk", "repro"}, {}};
-  for (auto& f : st.findings)
-    findings.row({md_code(f.signature), std::to_string(f.count), fmt::format("{} ({})", duration(f.first_seen_s), f.first_seen),
-                  fmt::format("[{}](findings/{}/case.json)", first_where(f), f.id), shrink_cell(f),
-                  md_code(repro_command(dir, st, f))});
-  md.add(findings);
+  auto table = [&](const std::vector<const Finding*>& fs, bool known_list) {
+    Table t{known_list ? std::vector<std::string>{"finding", "known as", "cases", "outputs", "first case", "cause"}
+                       : std::vector<std::string>{"finding", "outputs", "cases", "first seen", "first case", "cause",
+                                                  "shrunk", "repro"},
+            {}};
+    for (auto* f : fs) {
+      const std::string first = fmt::format("[{}](findings/{}/case.json)", first_where(*f), f->id);
+      // The cause, and the outcome line of its first case (what `flce run` and repro.py print).
+      const std::string name =
+          f->key() == f->signature ? md_code(f->key()) : md_code(f->key()) + "<br>first: " + md_code(f->signature);
+      if (known_list)
+        t.row({name, f->known, std::to_string(f->count), outputs_cell(*f), first, cause_cell(*f)});
+      else
+        t.row({name, outputs_cell(*f), std::to_string(f->count),
+               fmt::format("{} ({})", duration(f->first_seen_s), f->first_seen), first, cause_cell(*f), shrink_cell(*f),
+               md_code(repro_command(dir, st, *f))});
+    }
+    return t;
+  };
+  std::vector<const Finding*> fresh, old;
+  for (auto* f : in_report_order(st)) (f->known.empty() ? fresh : old).push_back(f);
+  md.heading(2, rs.known.empty() ? "Findings" : fmt::format("New findings ({})", fresh.size()));
+  md.paragraph("One finding per cause: its failure class and the features whose reset to the default makes it go "
+               "away (findings/cause.hpp); every output out of line under that cause is listed with it.");
+  if (fresh.empty()) md.paragraph("None.");
+  else md.add(table(fresh, false));
+  if (!rs.known.empty()) {
+    md.heading(2, fmt::format("Known findings ({})", old.size()));
+    if (old.empty()) md.paragraph("None.");
+    else md.add(table(old, true));
+  }
   List details;
-  for (auto& f : st.findings) {
+  for (auto* fp : in_report_order(st)) {
+    const Finding& f = *fp;
     const bool stacks = fs::exists(dir / "findings" / f.id / "stacks.txt");  // a timeout: where it hung
     if (!f.detail.empty() || f.cuda_poisoned || stacks)
-      details.items.push_back(fmt::format("{}: {}{}{}", md_code(f.signature),
+      details.items.push_back(fmt::format("{}: {}{}{}", md_code(f.key()),
                                           f.cuda_poisoned ? "**CUDA context poisoned** " : "", f.detail,
                                           stacks ? fmt::format("; Python stacks when killed: [stacks.txt](findings/{}/stacks.txt)", f.id) : ""));
   }
@@ -260,6 +331,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["ladders"] = ladders;
   j["families_retired"] = st.families_retired;
   j["cases_retired"] = st.cases_retired;
+  j["abandoned"] = st.abandoned;
   j["cases_done"] = st.cases_done;
   j["cases_this_run"] = rs.cases_this_run;
   j["runs"] = st.runs;
@@ -274,17 +346,20 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["outcomes"] = st.outcomes;
   j["coverage"] = coverage_report_json(st.coverage);
   auto fj = nlohmann::ordered_json::array();
-  for (auto& f : st.findings) {
-    nlohmann::ordered_json x{{"id", f.id}, {"signature", f.signature}, {"count", f.count}, {"first_case", f.first_case},
-                             {"first_seen", f.first_seen}, {"first_seen_s", f.first_seen_s}, {"detail", f.detail},
-                             {"case", (fs::path("findings") / f.id / "case.json").string()},
-                             {"repro", repro_command(dir, st, f)}, {"shrink", f.shrink}, {"shrink_runs", f.shrink_runs},
-                             {"elements", f.elements}, {"min_elements", f.min_elements}};
-    if (!f.first_shard.empty()) x["first_shard"] = f.first_shard;
-    if (!f.case_from.empty()) x["case_from"] = f.case_from;
+  for (auto* fp : in_report_order(st)) {
+    const Finding& f = *fp;
+    nlohmann::ordered_json x = f.to_json();
+    x["key"] = f.key();
+    x["new"] = f.known.empty();
+    x["case"] = (fs::path("findings") / f.id / "case.json").string();
+    x["repro"] = repro_command(dir, st, f);
     if (fs::exists(dir / "findings" / f.id / "stacks.txt")) x["stacks"] = (fs::path("findings") / f.id / "stacks.txt").string();
     fj.push_back(x);
   }
+  j["new_findings"] = static_cast<int64_t>(st.findings.size()) - count_known(st);
+  j["known_findings"] = count_known(st);
+  j["known"] = rs.known;
+  if (!rs.baseline.empty()) j["baseline"] = rs.baseline;
   j["findings"] = fj;
   return j;
 }
@@ -300,10 +375,17 @@ JUnit junit_of(const fs::path& dir, const CampaignState& st) {
   for (auto& [p, n] : unsupported_by_param(st))
     suite.cases.push_back({cls, std::string(kUnsupportedBySubject) + p, std::nullopt,
                            JUnitSkipped{fmt::format("{} cases use {}, which the subject lacks", n, p)}});
-  for (auto& f : st.findings)
-    suite.cases.push_back({cls, f.signature, std::nullopt,
-                           JUnitFailure{"finding", fmt::format("{} hits, first {}", f.count, first_where(f)),
-                                        f.detail + "\nrepro: " + repro_command(dir, st, f)}});
+  for (auto* fp : in_report_order(st)) {
+    const Finding& f = *fp;
+    if (!f.known.empty())  // a known bug is not tonight's failure; it is listed, not failed
+      suite.cases.push_back({cls, f.key(), std::nullopt,
+                             JUnitSkipped{fmt::format("known ({}): {} hits", f.known, f.count)}});
+    else
+      suite.cases.push_back({cls, f.key(), std::nullopt,
+                             JUnitFailure{"finding", fmt::format("{} hits, first {} ({}); outputs {}", f.count,
+                                                                 first_where(f), f.signature, outputs_cell(f)),
+                                          cause_cell(f) + "\n" + f.detail + "\nrepro: " + repro_command(dir, st, f)}});
+  }
   return {{suite}};
 }
 
@@ -318,8 +400,10 @@ void write_reports(const fs::path& to, const CampaignState& st, const RunStats& 
 std::string summary_text(const fs::path& dir, const CampaignState& st, const RunStats& rs) {
   const std::string run = rs.shards.is_array() ? fmt::format("merged from {} shards", rs.shards.size())
                                                : fmt::format("{} this run in {}", rs.cases_this_run, duration(rs.wall_s));
-  std::string s = fmt::format("campaign {}: {} cases ({}), {} distinct outcomes, {} findings{}\n", st.subject,
+  std::string s = fmt::format("campaign {}: {} cases ({}), {} distinct outcomes, {} findings{}{}\n", st.subject,
                               st.cases_done, run, st.outcomes.size(), st.findings.size(),
+                              rs.known.empty() ? "" : fmt::format(" ({} new, {} known)", st.findings.size() - count_known(st),
+                                                                  count_known(st)),
                               rs.interrupted ? " (interrupted)" : "");
   s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
   if (const std::string l = lanes_line(st); !l.empty()) s += "lanes: " + l + "\n";
@@ -344,7 +428,9 @@ std::string summary_text(const fs::path& dir, const CampaignState& st, const Run
   } else {
     s += "time to first finding: none\n";
   }
-  for (auto& f : st.findings) s += fmt::format("  {:>5}x {}  -> {}\n", f.count, f.signature, repro_command(dir, st, f));
+  for (auto* f : in_report_order(st))
+    s += fmt::format("  {:>5}x {} {} ({})  -> {}\n", f->count, f->known.empty() ? "[new]  " : "[known]", f->key(),
+                     outputs_cell(*f), repro_command(dir, st, *f));
   s += fmt::format("report: {}\n", (dir / "report.md").string());
   return s;
 }

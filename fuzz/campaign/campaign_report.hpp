@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "fuzz/campaign/campaign_state.hpp"
 
@@ -18,6 +19,8 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   int workers = 1;
   std::string lanes;  // "eager=6,compiled=2" (lanes.hpp); empty: merged
   bool interrupted = false;
+  std::vector<std::string> known;  // --known sources; empty: no known list (no New/Known split)
+  std::string baseline;            // --baseline: the differential campaign's other subject
   // Merged campaigns: one object per shard ({dir, seeds, cases_done, findings, ...}); the
   // reports then name the shards instead of one seed. Null for a single campaign.
   nlohmann::ordered_json shards;

@@ -99,6 +99,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["graphs"] = graphs;
   j["families_retired"] = families_retired;
   j["cases_retired"] = cases_retired;
+  if (!abandoned.empty()) j["abandoned"] = abandoned;
   j["coverage"] = coverage.to_json();
   nlohmann::ordered_json picks = nlohmann::ordered_json::object();
   for (auto& [fam, cand] : family_picks) picks[std::to_string(fam)] = cand;
@@ -163,6 +164,8 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   if (j.contains("graphs")) s.graphs = j.at("graphs").get<std::set<std::string>>();
   s.families_retired = integer_at<int64_t>(j, "families_retired", int64_t{0});
   s.cases_retired = integer_at<int64_t>(j, "cases_retired", int64_t{0});
+  if (j.contains("abandoned") && j["abandoned"].is_object())
+    for (auto& [k, v] : j["abandoned"].items()) s.abandoned[k] = integer_of<int64_t>(v, "abandoned." + k);
   if (j.contains("coverage")) s.coverage = CoverageTable::from_json(j["coverage"]);  // older states: none
   if (j.contains("family_picks"))
     for (auto& [k, v] : j["family_picks"].items()) s.family_picks[std::stoull(k)] = v.get<uint32_t>();

@@ -52,6 +52,8 @@ struct CampaignState {
   // cases/min alone would hide a campaign that only feeds new values to old graphs.
   std::set<std::string> graphs;
   int64_t families_retired = 0, cases_retired = 0;  // cases left unrun by retired families
+  // Cases in flight when the budget ran out, killed (not waited for), by the step they were in.
+  std::map<std::string, int64_t> abandoned;
   // Coverage guidance (coverage_guide.hpp): cases and findings per field value and lane; the
   // candidate each guided family runs; the neighbours of findings still to run (key, case JSON).
   CoverageTable coverage;

@@ -1,5 +1,6 @@
 // `flce worker`: the isolated side of a campaign. Protocol (one JSON object per line):
-//   in : {"key": K, "case": {...}, "lane": L, "ladders": [...]}   lane: eager | compiled (default);
+//   in : {"key": K, "case": {...}, "lane": L, "ladders": [...], "ladder": B}   lane: eager | compiled (default);
+//        ladder false: no backend ladder (the analysis of a finding only asks whether it still fails);
 //        ladders: the campaign's known ladders for this case's graph (lanes.hpp, ladders_for)
 //        or {"key": K, "sequence": {sequence case}, ...} (earlier calls first, same process: the
 //        shrinker's replay of a history; the outcome is the last call's)
@@ -24,6 +25,7 @@
 #include <iostream>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 
 #include "fuzz/findings/call_history.hpp"
@@ -110,6 +112,11 @@ int serve_worker(const CampaignWorkerOptions& o) {
     }
     emit({{"ready", true}, {"environment", nlohmann::json::parse(host.environment().to_json())}, {"capabilities", cj}});
   }
+  // A differential campaign's baseline: a subject host of its own (one process cannot hold two
+  // trees of a package), fed the same case, judged the same way.
+  std::unique_ptr<SubjectWorker> baseline;
+  if (!o.baseline.empty()) baseline = std::make_unique<SubjectWorker>(WorkerOptions{"", "", 600, "baseline"});
+  LadderMemo baseline_memo;
   LadderMemo memo;  // this process's: its compiled functions are the ones the ladder would reuse
   CallHistory history;  // what this process ran: a finding carries the calls before it
   std::string line;
@@ -139,6 +146,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
       ran = calls.last();
       const Case& c = calls.last();
       configure_lane(lane_named(req.value("lane", "compiled")).value_or(Lane::COMPILED), c, opt);
+      if (!req.value("ladder", true)) opt.ladder = false;  // an analysis run: only whether it still fails
       if (req.contains("ladders")) learn_ladders(req["ladders"], c, memo);
       RunReport rep = run_sequence(calls, opt).last;
       if (auto why = plugin_import_failure(rep)) {
@@ -148,6 +156,20 @@ int serve_worker(const CampaignWorkerOptions& o) {
       died = !rep.subject_died.empty();
       res["outcome"] = rep.outcome;
       res["report"] = report_json(rep);
+      if (baseline && !died) {
+        RunOptions bo = opt;
+        bo.subject = o.baseline;
+        bo.subject_path = o.baseline_path;
+        bo.runner = baseline.get();
+        bo.ladder_memo = &baseline_memo;
+        bo.on_stage = [&](const std::string& s) {
+          stage = "baseline:" + s;
+          emit({{"key", key}, {"stage", stage}});
+        };
+        RunReport brep = run_sequence(calls, bo).last;
+        res["baseline_outcome"] = brep.outcome;
+        res["baseline_report"] = report_json(brep);
+      }
     } catch (const std::bad_alloc&) {
       res["outcome"] = "oom@" + stage;  // the memory limit: this case is lost, the worker is not
     } catch (const std::exception& e) {

@@ -23,7 +23,7 @@ std::vector<LanePlan> default_lanes(int workers) {
 }
 
 std::vector<LanePlan> parse_lanes(const std::string& spec, int workers, bool workers_given) {
-  if (spec.empty()) return {{Lane::COMPILED, workers}};
+  if (spec.empty()) return default_lanes(workers);  // --workers N alone: the default split of N
   std::vector<LanePlan> plan;
   int counted = 0, uncounted = 0;
   std::stringstream ss(spec);

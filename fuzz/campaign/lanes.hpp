@@ -30,7 +30,8 @@ struct LanePlan {
 
 // "--lanes": "eager=6,compiled=2", "eager", "compiled", "eager,compiled" (no counts: `workers`
 // split as the default split does). `workers_given`: --workers was on the command line, which
-// counts must then add up to. Empty spec: `workers` compiled workers (the campaign before lanes).
+// counts must then add up to. Empty spec: the default split of `workers` (default_lanes), so
+// a user who only asks for more workers gets both lanes, never every worker compiling.
 // Throws std::invalid_argument naming the flag and the constraint.
 std::vector<LanePlan> parse_lanes(const std::string& spec, int workers, bool workers_given);
 // The default when neither --lanes nor --workers is given, for `workers` = cores / 2: a quarter

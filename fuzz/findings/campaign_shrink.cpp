@@ -108,7 +108,7 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
   }
   MinimizeOptions mo;
   mo.budget_s = o.per_finding_s;
-  worker.use_lane(f.lane);  // an eager-lane finding never pays a compile or a ladder walk
+  worker.use_lane(f.work_lane());  // an eager failure never pays a compile or a ladder walk
   worker.keep_reports_of(f.signature);
   mo.outcome = [&](const Case& k) { return worker.outcome(k); };
   if (!o.quiet) mo.log = [&](const std::string& l) { std::fprintf(stderr, "shrink %s: %s\n", f.id.c_str(), l.c_str()); };

@@ -116,7 +116,18 @@ Finding Finding::from_json(const nlohmann::json& f) {
   return x;
 }
 
-bool is_finding(const std::string& outcome) { return outcome != "pass" && !is_unsupported_outcome(outcome); }
+std::string Finding::work_lane() const {
+  if (!failure.empty()) {
+    const std::string oracle = failure.substr(failure.rfind('@') + 1);
+    return oracle == "compiled" ? "compiled" : "eager";
+  }
+  return lane.empty() ? "compiled" : lane;
+}
+
+bool is_finding(const std::string& outcome) {
+  // "same:<outcome>": a differential case whose two sides agree (finding_book.hpp) is no news.
+  return outcome != "pass" && !is_unsupported_outcome(outcome) && outcome.rfind("same:", 0) != 0;
+}
 
 std::string finding_id(const std::string& key) {
   std::string slug;
@@ -145,11 +156,6 @@ std::string read_text(const std::filesystem::path& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string ratio_text(double r) {
-  if (!std::isfinite(r)) return fmt::format("{}x", r);
-  return r < 1e4 ? fmt::format("{:.2f}x", r) : fmt::format("{:.2e}x", r);
 }
 
 }  // namespace flce

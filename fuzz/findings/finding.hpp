@@ -70,6 +70,9 @@ struct Finding {
   Change change = Change::NONE;  // --baseline: against the baseline's outcome
   std::string baseline_outcome;
 
+  // The lane its analysis and shrink runs use: a failure of the eager run (or of a reference)
+  // needs no compile, whichever lane found it; a compiled failure runs in the compiled lane.
+  std::string work_lane() const;
   // The finding's key: its cause once ablated, else its outcome line.
   const std::string& key() const { return cause_status == CauseStatus::ABLATED ? cause : signature; }
   nlohmann::ordered_json to_json() const;
@@ -85,7 +88,5 @@ std::string finding_id(const std::string& key);
 std::string utc_now();
 // The whole file; "" when it cannot be read (a worker log not written yet).
 std::string read_text(const std::filesystem::path& path);
-// An err/bound ratio as people read it: "1.06x", "16915x"; past 1e4 in scientific notation ("2.8e+36x").
-std::string ratio_text(double r);
 
 }  // namespace flce

@@ -98,6 +98,10 @@ WorkerReply WorkerClient::run_case(const nlohmann::json& case_json, const std::s
   return ask({{"case", case_json}, {"lane", lane}});
 }
 
+WorkerReply WorkerClient::probe_case(const nlohmann::json& case_json, const std::string& lane) {
+  return ask({{"case", case_json}, {"lane", lane}, {"ladder", false}});
+}
+
 WorkerReply WorkerClient::run_sequence(const nlohmann::json& sequence_json, const std::string& lane) {
   return ask({{"sequence", sequence_json}, {"lane", lane}});
 }

@@ -53,6 +53,8 @@ class WorkerClient {
   // `lane`: "eager" (no torch.compile) or "compiled". Throws std::runtime_error when a worker
   // cannot start or refuses the case (bad input).
   WorkerReply run_case(const nlohmann::json& case_json, const std::string& lane);
+  // A run that only asks whether the case fails, and how: no backend ladder walk.
+  WorkerReply probe_case(const nlohmann::json& case_json, const std::string& lane);
   WorkerReply run_sequence(const nlohmann::json& sequence_json, const std::string& lane);
   // The next request goes to a new process (nothing it ran before can matter).
   void restart();

@@ -39,6 +39,8 @@ class Variant:
     token_grad_shift: bool = False  # planted bug: reduction="none" upstream grad applied one row off
     amp_no_bias_mm_fp32: bool = False  # planted bug: no-bias branch multiplies the bf16 grad by fp32 w, AMP off
     grad_input_unguarded: bool = False  # planted bug: grad_input written even when x needs no grad
+    gw_scale_softcap: float = 1.0  # planted bug: grad_weight's chunk term scaled by this under softcap
+    gw_scale_smoothing: float = 1.0  # planted bug: likewise under label smoothing
 
 
 BASE = Variant()
@@ -267,7 +269,7 @@ def fused(x, w, target, bias, ce_weight, o, variant, need, token_grad=None):
                     low_acc = torch.zeros_like(w, dtype=g_l.dtype)
                 low_acc += torch.mm(g_l.t(), x_c.to(g_l.dtype))
             else:
-                accumulate_grad_weight(grad_weight, g_l, x_c, variant)
+                accumulate_grad_weight(grad_weight, _planted_gw_scale(g_l, o, variant), x_c, variant)
         if grad_bias is not None:
             grad_bias += g_l.sum(dim=0)
 
@@ -284,6 +286,16 @@ def fused(x, w, target, bias, ce_weight, o, variant, need, token_grad=None):
         grad_weight.to(w.dtype) if grad_weight is not None else None,
         grad_bias.to(bias.dtype) if grad_bias is not None else None,
     )
+
+
+def _planted_gw_scale(g_l, o, variant):
+    """The weight path's gradient, off by a planted factor under softcap or label smoothing."""
+    k = 1.0
+    if o.softcap is not None:
+        k *= variant.gw_scale_softcap
+    if o.label_smoothing > 0:
+        k *= variant.gw_scale_smoothing
+    return g_l if k == 1.0 else g_l * k
 
 
 def _grad_input_rows(g_l, w, bias, variant):

@@ -30,6 +30,7 @@ BUILTIN = {
     "model-bug-token-grad-rows": "flce_subjects.bug_token_grad_rows",
     "model-bug-autocast-no-bias": "flce_subjects.bug_autocast_no_bias",
     "model-bug-input-no-grad": "flce_subjects.bug_input_no_grad",
+    "model-bug-two-causes": "flce_subjects.bug_two_causes",
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "liger": "flce_subjects.liger",
     "torch-native": "flce_subjects.torch_native",

@@ -1,0 +1,121 @@
+#include "fuzz/findings/known.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "judge/expectations.hpp"
+
+namespace flce {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// " | "-joined alternatives of an expectation's outcome (judge/expectations.hpp).
+std::vector<std::string> alternatives(const std::string& outcome) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (;;) {
+    const size_t bar = outcome.find(" | ", at);
+    out.push_back(outcome.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
+    if (bar == std::string::npos) return out;
+    at = bar + 3;
+  }
+}
+
+void load_expectations_file(const fs::path& p, const std::string& subject, KnownList& k) {
+  std::vector<LoadedPin> pins;
+  try {
+    pins = load_expectations(p.string(), false);
+  } catch (const std::exception& e) {
+    throw KnownInputError(fmt::format("--known {}: {}", p.string(), e.what()));
+  }
+  for (auto& lp : pins) {
+    if (lp.pin.subject != subject) continue;
+    const std::vector<std::string> feats = features(lp.calls.last());
+    for (auto& e : lp.pin.expect)
+      for (auto& alt : alternatives(e.outcome)) {
+        if (alt == "pass" || alt.rfind("unsupported", 0) == 0) continue;  // nothing to know
+        KnownEntry ke;
+        ke.source = fmt::format("{}: {} ({}{}{})", p.filename().string(), lp.pin.case_file,
+                                e.torch.empty() ? "any torch" : "torch " + e.torch,
+                                e.device == "any" ? "" : ", " + e.device,
+                                e.subject_version.empty() ? "" : ", " + e.subject_version);
+        ke.outcome = alt;
+        ke.failure = failure_class(alt);
+        ke.features = feats;
+        ke.from_expectation = true;
+        ke.torch = e.torch;
+        ke.device = e.device;
+        ke.subject_version = e.subject_version;
+        k.entries.push_back(ke);
+      }
+  }
+  k.sources.push_back(p.string());
+}
+
+void load_report(const fs::path& p, const nlohmann::json& j, KnownList& k) {
+  for (auto& f : j.value("findings", nlohmann::json::array())) {
+    if (!f.is_object() || !f.contains("signature")) continue;
+    KnownEntry ke;
+    ke.source = fmt::format("campaign {}: {}", p.parent_path().string(), f.value("id", "?"));
+    ke.outcome = f.value("signature", "");
+    if (f.value("cause_status", "") == "ablated") ke.cause = f.value("cause", "");
+    k.entries.push_back(ke);
+  }
+  k.sources.push_back(p.string());
+}
+
+void load_one(const fs::path& path, const std::string& subject, KnownList& k) {
+  std::error_code ec;
+  fs::path p = path;
+  if (fs::is_directory(p, ec)) {
+    if (fs::exists(p / "report.json")) p = p / "report.json";
+    else if (fs::exists(p / "expectations.json")) p = p / "expectations.json";
+    else
+      throw KnownInputError(fmt::format("--known {}: a directory holding neither report.json (a campaign) nor "
+                                        "expectations.json (a corpus)", path.string()));
+  }
+  const std::string text = read_text(p);
+  if (text.empty() && !fs::exists(p, ec)) throw KnownInputError(fmt::format("--known {}: cannot read it", path.string()));
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_array()) return load_expectations_file(p, subject, k);
+  if (j.is_object() && j.contains("findings") && j["findings"].is_array()) return load_report(p, j, k);
+  throw KnownInputError(fmt::format("--known {}: not an expectations file (a JSON array) nor a campaign report.json "
+                                    "(an object with \"findings\")", path.string()));
+}
+
+}  // namespace
+
+KnownList load_known(const std::vector<std::string>& paths, const std::string& subject) {
+  KnownList k;
+  for (auto& p : paths) load_one(p, subject, k);
+  return k;
+}
+
+const KnownEntry* match_known(const KnownList& known, const Finding& f, const std::string& torch, bool cuda,
+                              const std::string& subject_version) {
+  const bool ablated = f.cause_status == CauseStatus::ABLATED;
+  for (auto& e : known.entries) {
+    if (e.from_expectation) {
+      Expectation here{e.torch, e.device, e.subject_version, e.outcome};
+      if (!expectation_here({here}, torch, cuda, subject_version)) continue;
+      // A cause with no essential feature (it fails at every default) is one instance of a pin
+      // only when the pin has no feature either: else every bug of the class would be "known".
+      if (ablated ? e.failure && e.failure->key == f.failure && (!f.essential.empty() || e.features.empty()) &&
+                        std::all_of(f.essential.begin(), f.essential.end(),
+                                    [&](const std::string& x) {
+                                      return std::find(e.features.begin(), e.features.end(), x) != e.features.end();
+                                    })
+                  : e.outcome == f.signature)
+        return &e;
+    } else if (ablated && !e.cause.empty() ? e.cause == f.cause : e.outcome == f.signature) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace flce

@@ -1,0 +1,400 @@
+// Findings as bugs (findings/cause.hpp, analyze.hpp, known.hpp; campaign/finding_book.hpp):
+// failure classes off outcome lines, the ablation's features, the analysis against a fake
+// subject whose bugs are written down here, known lists, and how sightings become findings.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "fuzz/campaign/finding_book.hpp"
+#include "fuzz/findings/analyze.hpp"
+#include "fuzz/findings/cause.hpp"
+#include "fuzz/findings/known.hpp"
+
+namespace flce {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A report.json as a worker writes it, with one oracle's outputs and their findings and ratios.
+nlohmann::json report_with(const std::string& oracle, const std::vector<std::tuple<std::string, std::string, double>>& outs,
+                           const std::string& version = "model 1") {
+  nlohmann::json o{{"oracle", oracle}, {"status", "ok"}, {"outputs", nlohmann::json::array()}};
+  for (auto& [name, finding, ratio] : outs)
+    o["outputs"].push_back({{"output", name}, {"finding", finding}, {"err_over_bound", ratio}});
+  return {{"subject_version", version}, {"oracles", nlohmann::json::array({o})}};
+}
+
+TEST(Cause, FailureClassOfEachOutcomeKind) {
+  auto n = failure_class("judge:grad_weight:out-of-bounds@eager");
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(n->numeric);
+  EXPECT_EQ(n->key, "out-of-bounds@eager");
+  auto t = failure_class("tier1-decomposition@compiled:eager");
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->numeric);
+  EXPECT_EQ(t->key, "tier1-decomposition@compiled");  // the ladder's stage is not part of the class
+  EXPECT_EQ(failure_class("bucket-0a1b@eager:-")->key, "bucket-0a1b@eager");
+  for (const char* none : {"pass", "unsupported", "unsupported-by-subject:softcap", "crash:SIGSEGV@eager",
+                           "timeout@compiled:inductor", "oom@golden", "flce-error@parse", "judge:loss:bogus@eager"})
+    EXPECT_FALSE(failure_class(none)) << none;
+}
+
+TEST(Cause, ShowsLooksAtEveryOutputNotOnlyTheFirst) {
+  const FailureClass f = *failure_class("judge:loss:out-of-bounds@eager");
+  const auto rep = report_with("eager", {{"loss", "ok", 0.3}, {"grad_weight", "out-of-bounds", 7.5}});
+  EXPECT_TRUE(shows(f, "judge:grad_weight:out-of-bounds@eager", rep));
+  EXPECT_EQ(failing_outputs(f, rep), (std::map<std::string, double>{{"grad_weight", 7.5}}));
+  EXPECT_DOUBLE_EQ(worst_ratio(f, rep), 7.5);
+  EXPECT_FALSE(shows(f, "pass", report_with("eager", {{"loss", "ok", 0.3}})));
+  EXPECT_FALSE(shows(f, "x", report_with("compiled", {{"loss", "out-of-bounds", 3}})));  // another oracle
+}
+
+TEST(Cause, FeaturesNameFieldsAwayFromTheirDefault) {
+  Case c;
+  EXPECT_TRUE(features(c).empty());
+  c.input_dtype = c.weight_dtype = DType::F32;
+  c.softcap = 3.0;
+  c.reduction = Reduction::NONE;
+  c.token_grad = TokenGrad::LOG_SPREAD;
+  c.compile.dynamic = true;
+  EXPECT_EQ(features(c), (std::vector<std::string>{"dtype=fp32", "softcap", "reduction=none", "token_grad=log_spread",
+                                                   "compile.dynamic=true"}));
+  // An eager failure never tries compile options; a trace-time error never tries what is fed.
+  std::vector<std::string> eager, traced;
+  for (auto& a : ablations(c, *failure_class("judge:loss:out-of-bounds@eager"))) eager.push_back(a.feature);
+  for (auto& a : ablations(c, *failure_class("tier1-decomposition@compiled:eager"))) traced.push_back(a.feature);
+  EXPECT_EQ(eager, (std::vector<std::string>{"dtype=fp32", "softcap", "reduction=none", "token_grad=log_spread"}));
+  EXPECT_EQ(traced, (std::vector<std::string>{"dtype=fp32", "softcap", "reduction=none", "compile.dynamic=true"}));
+  for (auto& a : ablations(c, *failure_class("judge:loss:out-of-bounds@compiled"))) {
+    EXPECT_TRUE(validation_errors(a.reset).empty()) << a.feature;
+    EXPECT_NE(a.reset, c) << a.feature;
+  }
+}
+
+TEST(Cause, DependentFieldsFollowAReset) {
+  Case c;
+  c.ce_weight = true;
+  c.regime = Regime::WEIGHT_SPREAD;  // needs class weights
+  auto r = reset_feature(c, "ce_weight");
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->ce_weight);
+  EXPECT_EQ(r->regime, Regime::NORMAL);
+  EXPECT_TRUE(validation_errors(*r).empty());
+  EXPECT_FALSE(reset_feature(c, "softcap"));  // it has none
+}
+
+TEST(Cause, KeysSortFeaturesAndCasesCarryThem) {
+  EXPECT_EQ(cause_key("out-of-bounds@eager", {"softcap", "ce_weight"}), "out-of-bounds@eager[ce_weight,softcap]");
+  EXPECT_EQ(cause_key("tier1-decomposition@compiled", {}), "tier1-decomposition@compiled[]");
+  Case c;
+  c.softcap = 30.0;
+  EXPECT_TRUE(carries(c, {"softcap"}));
+  EXPECT_FALSE(carries(c, {"softcap", "label_smoothing"}));
+  EXPECT_TRUE(carries(c, {}));
+}
+
+TEST(Cause, FreshSeedsArePureAndNeverTheCasesOwn) {
+  Case c;
+  c.seed = 42;
+  std::set<uint64_t> seen;
+  for (int k = 0; k < kConfirmSeeds; ++k) {
+    EXPECT_EQ(with_fresh_seed(c, k), with_fresh_seed(c, k));
+    EXPECT_NE(with_fresh_seed(c, k).seed, 42u);
+    seen.insert(with_fresh_seed(c, k).seed);
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kConfirmSeeds));
+}
+
+// A fake subject with two planted bugs in grad_weight: under softcap, and under label smoothing
+// (either one fails a case), and a marginal one: 1.1x its bound on even seeds under ce_weight.
+WorkerReply fake_subject(const Case& c) {
+  WorkerReply r;
+  double ratio = 0.4;
+  if (c.softcap || c.label_smoothing > 0) ratio = 50;
+  else if (c.ce_weight) ratio = c.seed % 2 ? 0.9 : 1.1;
+  r.report = report_with("eager", {{"loss", "ok", 0.2}, {"grad_weight", ratio > 1 ? "out-of-bounds" : "ok", ratio}});
+  r.outcome = ratio > 1 ? "judge:grad_weight:out-of-bounds@eager" : "pass";
+  return r;
+}
+
+TEST(Analyze, TwoBugsInOneCaseEndAtOneCauseNotAtNone) {
+  Case c;
+  c.softcap = 3.0;
+  c.label_smoothing = 0.1;
+  c.bias = true;
+  c.requires_grad.bias = true;
+  const FailureClass f = *failure_class("judge:grad_weight:out-of-bounds@eager");
+  int runs = 0;
+  AnalyzeResult r = analyze(c, f, 50, [&](const Case& k) { return ++runs, fake_subject(k); }, {});
+  ASSERT_EQ(r.status, CauseStatus::ABLATED) << r.note;
+  // bias goes first (its reset keeps the failure), softcap's reset keeps it too (smoothing still
+  // fails it), then smoothing is the one left: 1-minimal.
+  EXPECT_EQ(r.essential, (std::vector<std::string>{"label_smoothing"}));
+  EXPECT_EQ(r.cause, "out-of-bounds@eager[label_smoothing]");
+  EXPECT_EQ(r.runs, runs);
+  EXPECT_EQ(r.runs, 1 + 3);  // the case alone, then one run per feature
+  EXPECT_FALSE(r.confirm.ran());  // 50x is not marginal
+}
+
+TEST(Analyze, OneBugNamesItsFlag) {
+  Case c;
+  c.softcap = 3.0;
+  c.reduction = Reduction::SUM;
+  const FailureClass f = *failure_class("judge:grad_weight:out-of-bounds@eager");
+  AnalyzeResult r = analyze(c, f, 50, fake_subject, {});
+  EXPECT_EQ(r.cause, "out-of-bounds@eager[softcap]");
+  EXPECT_EQ(r.tested, (std::vector<std::string>{"softcap", "reduction=sum"}));
+}
+
+TEST(Analyze, MarginalFindingsAreRerunOnFreshSeeds) {
+  Case c;
+  c.ce_weight = true;
+  c.seed = 2;  // even: 1.1x
+  const FailureClass f = *failure_class("judge:grad_weight:out-of-bounds@eager");
+  AnalyzeResult r = analyze(c, f, 1.1, fake_subject, {});
+  ASSERT_EQ(r.status, CauseStatus::ABLATED);
+  EXPECT_EQ(r.cause, "out-of-bounds@eager[ce_weight]");
+  ASSERT_TRUE(r.confirm.ran());
+  EXPECT_EQ(r.confirm.seeds, kConfirmSeeds);
+  int even = 0;
+  for (int k = 0; k < kConfirmSeeds; ++k) even += with_fresh_seed(c, k).seed % 2 == 0;
+  EXPECT_EQ(r.confirm.exceed, even);
+  EXPECT_DOUBLE_EQ(r.confirm.max_ratio, even ? 1.1 : 0.9);
+  EXPECT_DOUBLE_EQ(r.confirm.first_ratio, 1.1);
+}
+
+TEST(Analyze, ACaseThatPassesAloneKeepsItsOutcomeLine) {
+  Case c;  // all defaults: the fake passes it
+  const FailureClass f = *failure_class("judge:grad_weight:out-of-bounds@eager");
+  AnalyzeResult r = analyze(c, f, 3, fake_subject, {});
+  EXPECT_EQ(r.status, CauseStatus::NOT_RUN);
+  EXPECT_NE(r.note.find("depends on what ran before"), std::string::npos) << r.note;
+  EXPECT_EQ(r.runs, 1);
+}
+
+TEST(Analyze, ALostResetOrTheBudgetGivesNoCause) {
+  Case c;
+  c.softcap = 3.0;
+  c.label_smoothing = 0.1;
+  const FailureClass f = *failure_class("judge:grad_weight:out-of-bounds@eager");
+  auto crashing = [](const Case& k) {
+    if (!k.softcap) return WorkerReply{"crash:SIGSEGV@eager", nullptr, nullptr, ""};
+    return fake_subject(k);
+  };
+  AnalyzeResult r = analyze(c, f, 50, crashing, {});
+  EXPECT_EQ(r.status, CauseStatus::NOT_RUN);
+  EXPECT_NE(r.note.find("softcap (crash:SIGSEGV@eager)"), std::string::npos) << r.note;
+  AnalyzeOptions o;
+  o.max_runs = 2;
+  r = analyze(c, f, 50, fake_subject, o);
+  EXPECT_EQ(r.status, CauseStatus::NOT_RUN);
+  EXPECT_NE(r.note.find("budget: 1 of 2 features"), std::string::npos) << r.note;
+  r = analyze(c, f, 50, [](const Case&) -> WorkerReply { throw std::runtime_error("no worker"); }, {});
+  EXPECT_EQ(r.status, CauseStatus::NOT_RUN);
+  EXPECT_NE(r.note.find("no worker"), std::string::npos);
+}
+
+TEST(Analyze, ADifferenceIsWhatMustGoAway) {
+  Case c;
+  c.softcap = 3.0;
+  c.ce_weight = true;
+  c.seed = 1;  // odd: the marginal ce_weight path passes
+  const FailureClass f = *sighting_class("regressed:judge:grad_weight:out-of-bounds@eager");
+  EXPECT_EQ(f.key, "regressed:out-of-bounds@eager");
+  // The baseline has the softcap bug too: only what the subject adds is the regression (none here).
+  auto both = [](const Case& k) {
+    WorkerReply r = fake_subject(k);
+    r.baseline_outcome = r.outcome;
+    r.baseline_report = r.report;
+    return r;
+  };
+  AnalyzeOptions o;
+  o.diff.change = Change::REGRESSED;
+  EXPECT_EQ(analyze(c, f, 50, both, o).status, CauseStatus::NOT_RUN);
+  auto clean_baseline = [](const Case& k) {
+    WorkerReply r = fake_subject(k);
+    r.baseline_outcome = "pass";
+    r.baseline_report = report_with("eager", {{"grad_weight", "ok", 0.3}});
+    return r;
+  };
+  EXPECT_EQ(analyze(c, f, 50, clean_baseline, o).cause, "regressed:out-of-bounds@eager[softcap]");
+}
+
+TEST(Differential, OutcomesOfTwoSides) {
+  Change ch;
+  EXPECT_EQ(differential_outcome("pass", "pass", &ch), "pass");
+  EXPECT_EQ(ch, Change::NONE);
+  EXPECT_EQ(differential_outcome("judge:loss:out-of-bounds@eager", "judge:loss:out-of-bounds@eager", &ch),
+            "same:judge:loss:out-of-bounds@eager");
+  EXPECT_FALSE(is_finding("same:judge:loss:out-of-bounds@eager"));
+  EXPECT_EQ(differential_outcome("judge:loss:out-of-bounds@eager", "pass", &ch), "regressed:judge:loss:out-of-bounds@eager");
+  EXPECT_EQ(ch, Change::REGRESSED);
+  EXPECT_EQ(differential_outcome("pass", "tier1-decomposition@compiled:eager", &ch), "fixed:tier1-decomposition@compiled:eager");
+  EXPECT_EQ(ch, Change::FIXED);
+  EXPECT_EQ(differential_outcome("crash:SIGSEGV@eager", "judge:loss:out-of-bounds@eager", &ch), "changed:crash:SIGSEGV@eager");
+  EXPECT_EQ(ch, Change::CHANGED);
+}
+
+struct TempDir {
+  fs::path p;
+  TempDir() {
+    char tmpl[] = "/tmp/flce-cause-XXXXXX";
+    p = ::mkdtemp(tmpl);
+    fs::create_directories(p / "findings");
+  }
+  ~TempDir() { fs::remove_all(p); }
+};
+
+Sighting sighting(const std::string& key, const Case& c, const std::string& output, double ratio) {
+  Sighting s;
+  s.key = key;
+  s.lane = "eager";
+  s.case_json = to_json(c, -1);
+  s.outcome = "judge:" + output + ":out-of-bounds@eager";
+  s.report = report_with("eager", {{output, "out-of-bounds", ratio}});
+  return s;
+}
+
+TEST(FindingBook, OneFindingPerCauseAcrossOutputsAndTwoCausesOnOneOutput) {
+  TempDir d;
+  CampaignState st;
+  KnownList none;
+  FindingBook book(d.p, st, none, false);
+  Case sc;
+  sc.softcap = 3.0;
+  Case ls;
+  ls.label_smoothing = 0.1;
+  auto first = book.file(sighting("k1", sc, "grad_weight", 9), 1.0);
+  ASSERT_TRUE(first.fresh && first.analyze);
+  const std::string tentative = first.analyze->finding_id;
+  // While it is analyzed, its class waits: a loss sighting of the same bug, and another bug.
+  EXPECT_EQ(book.file(sighting("k2", sc, "loss", 4), 2.0).finding, nullptr);
+  EXPECT_EQ(book.file(sighting("k3", ls, "grad_weight", 7), 3.0).finding, nullptr);
+  EXPECT_EQ(book.parked(), 2u);
+  AnalyzeResult r;
+  r.status = CauseStatus::ABLATED;
+  r.essential = {"softcap"};
+  r.cause = "out-of-bounds@eager[softcap]";
+  r.runs = 2;
+  auto next = book.resolve(tentative, r, 4.0);
+  ASSERT_EQ(st.findings.size(), 2u);  // the softcap finding, and the smoothing sighting as a new one
+  const Finding& f = st.findings[0];
+  EXPECT_EQ(f.key(), "out-of-bounds@eager[softcap]");
+  EXPECT_EQ(f.id, finding_id("out-of-bounds@eager[softcap]"));
+  EXPECT_TRUE(fs::exists(d.p / "findings" / f.id / "case.json"));
+  EXPECT_EQ(f.count, 2);
+  EXPECT_EQ(f.outputs, (std::map<std::string, int64_t>{{"grad_weight", 1}, {"loss", 1}}));
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(st.findings[1].first_case, "k3");
+  EXPECT_EQ(st.findings[1].cause_status, CauseStatus::PENDING);
+  r.essential = {"label_smoothing"};
+  r.cause = "out-of-bounds@eager[label_smoothing]";
+  EXPECT_TRUE(book.resolve(next[0].finding_id, r, 5.0).empty());
+  EXPECT_EQ(st.findings[1].key(), "out-of-bounds@eager[label_smoothing]");
+  // A case with both flags counts for the most specific cause it carries (either: one each).
+  Case both = sc;
+  both.label_smoothing = 0.1;
+  EXPECT_NE(book.file(sighting("k4", both, "grad_weight", 9), 6.0).finding, nullptr);
+  EXPECT_EQ(st.findings[0].count + st.findings[1].count, 4);
+}
+
+TEST(FindingBook, TheSameCauseFromAnotherCaseMerges) {
+  TempDir d;
+  CampaignState st;
+  KnownList none;
+  FindingBook book(d.p, st, none, false);
+  Case a;
+  a.softcap = 3.0;
+  auto fa = book.file(sighting("a", a, "loss", 5), 1.0);
+  AnalyzeResult r;
+  r.status = CauseStatus::ABLATED;
+  r.essential = {"softcap"};
+  r.cause = "out-of-bounds@eager[softcap]";
+  book.resolve(fa.analyze->finding_id, r, 2.0);
+  // A second finding of the class with another cause key first, later found to be the same.
+  Case b;
+  b.ce_weight = true;
+  auto fb = book.file(sighting("b", b, "grad_input", 5), 3.0);
+  ASSERT_TRUE(fb.analyze);
+  const fs::path bdir = d.p / "findings" / fb.analyze->finding_id;
+  EXPECT_TRUE(fs::exists(bdir));
+  book.resolve(fb.analyze->finding_id, r, 4.0);
+  ASSERT_EQ(st.findings.size(), 1u);
+  EXPECT_EQ(st.findings[0].count, 2);
+  EXPECT_FALSE(fs::exists(bdir));
+}
+
+TEST(FindingBook, UnanalyzedFindingsKeepTheirOutcomeLineAndCrashesNeedNoAnalysis) {
+  TempDir d;
+  CampaignState st;
+  KnownList none;
+  FindingBook book(d.p, st, none, false);
+  Case c;
+  c.softcap = 3.0;
+  auto f = book.file(sighting("a", c, "loss", 5), 1.0);
+  book.file(sighting("b", c, "loss", 5), 2.0);
+  book.file(sighting("c", c, "grad_input", 5), 2.0);
+  book.close("budget: test", 3.0);
+  ASSERT_EQ(st.findings.size(), 2u);  // by outcome line: the loss one (2 cases) and the grad_input one
+  EXPECT_EQ(st.findings[0].cause_status, CauseStatus::NOT_RUN);
+  EXPECT_EQ(st.findings[0].key(), "judge:loss:out-of-bounds@eager");
+  EXPECT_EQ(st.findings[0].id, finding_id("judge:loss:out-of-bounds@eager"));
+  EXPECT_EQ(st.findings[0].count, 2);
+  EXPECT_EQ(st.findings[0].cause_note, "budget: test");
+  EXPECT_EQ(st.findings[1].key(), "judge:grad_input:out-of-bounds@eager");
+  (void)f;
+  Sighting crash;
+  crash.key = "d";
+  crash.lane = "eager";
+  crash.case_json = to_json(c, -1);
+  crash.outcome = "crash:SIGSEGV@eager";
+  auto fc = book.file(crash, 4.0);
+  EXPECT_TRUE(fc.fresh);
+  EXPECT_FALSE(fc.analyze);
+  EXPECT_EQ(fc.finding->cause_status, CauseStatus::NONE);
+}
+
+TEST(Known, ExpectationsMatchByClassAndPinnedFeaturesAndEarlierCampaignsByCause) {
+  TempDir d;
+  fs::create_directories(d.p / "cases");
+  Case pin;
+  pin.input_dtype = pin.weight_dtype = DType::F32;
+  pin.softcap = 3.0;
+  pin.reduction = Reduction::NONE;
+  std::ofstream(d.p / "cases" / "sc.json") << to_json(pin);
+  std::ofstream(d.p / "expectations.json")
+      << R"([{"case": "cases/sc.json", "subject": "liger", "expect": [{"torch": ">=2.11,<2.12", "device": "cuda",
+             "subject_version": "liger-kernel git ead96b618e5c", "outcome": "judge:grad_weight:out-of-bounds@eager"}]},
+            {"case": "cases/sc.json", "subject": "model", "expect": [{"outcome": "pass"}]}])";
+  KnownList k = load_known({(d.p / "expectations.json").string()}, "liger");
+  ASSERT_EQ(k.entries.size(), 1u);
+  Finding f;
+  f.signature = "judge:loss:out-of-bounds@eager";
+  f.failure = "out-of-bounds@eager";
+  f.cause_status = CauseStatus::ABLATED;
+  f.essential = {"softcap"};
+  f.cause = "out-of-bounds@eager[softcap]";
+  EXPECT_TRUE(match_known(k, f, "2.11.0+cu130", true, "liger-kernel git ead96b618e5c (...)"));
+  EXPECT_FALSE(match_known(k, f, "2.11.0+cu130", true, "liger-kernel 0.8.5 (...)"));  // another version
+  EXPECT_FALSE(match_known(k, f, "2.13.0", true, "liger-kernel git ead96b618e5c"));   // another torch
+  f.essential = {"ce_weight"};  // a cause the pinned case does not carry
+  EXPECT_FALSE(match_known(k, f, "2.11.0", true, "liger-kernel git ead96b618e5c"));
+  // An earlier campaign: its report.json, matched on the cause key.
+  nlohmann::json rep{{"findings", nlohmann::json::array({{{"id", "x"}, {"signature", "judge:loss:out-of-bounds@eager"},
+                                                           {"cause_status", "ablated"}, {"cause", "out-of-bounds@eager[ce_weight]"}}})}};
+  fs::create_directories(d.p / "camp");
+  std::ofstream(d.p / "camp" / "report.json") << rep.dump();
+  KnownList k2 = load_known({(d.p / "camp").string()}, "liger");
+  f.cause = "out-of-bounds@eager[ce_weight]";
+  EXPECT_TRUE(match_known(k2, f, "2.11.0", true, ""));
+  f.cause = "out-of-bounds@eager[softcap]";
+  EXPECT_FALSE(match_known(k2, f, "2.11.0", true, ""));
+  EXPECT_THROW(load_known({(d.p / "nope").string()}, "liger"), KnownInputError);
+  std::ofstream(d.p / "bad.json") << R"({"not": "a report"})";
+  EXPECT_THROW(load_known({(d.p / "bad.json").string()}, "liger"), KnownInputError);
+}
+
+}  // namespace
+}  // namespace flce
