@@ -90,7 +90,7 @@ void add_campaign_commands(CLI::App& app) {
         return;
       }
       o.flce_exe = self_exe();
-      if (!resolve_subject_git(subject_git, o.subject_path, "campaign")) return;
+      if (!resolve_subject_git(subject_git, o.subject_path, "campaign", &o.subject_git)) return;
       try {
         CampaignResult r = run_campaign(o);
         exit_code() = r.findings ? kFinding : kOk;
