@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "case/case.hpp"
+#include "fuzz/campaign/campaign_state.hpp"
 #include "fuzz/findings/finding.hpp"
 #include "fuzz/findings/upstream_report.hpp"
 #include "report/markdown.hpp"
@@ -239,6 +240,30 @@ TEST(UpstreamReport, BadBisectDirNamesTheFlag) {
   fs::create_directories(d.p / "bisect");
   d.write("bisect/bisect.json", "not json");
   EXPECT_TRUE(load_finding(d.p).bisect.is_null());
+}
+
+// A campaign run with --subject-git keeps the tree's origin in state.json (round trip), and the
+// report of one of its findings names the ref and repository from there.
+TEST(UpstreamReport, CampaignStateCarriesTheSubjectGitRecord) {
+  Dir d;
+  const std::string hex = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c";
+  CampaignState st;
+  st.subject = "liger";
+  st.subject_path = "/c/trees/" + hex + "/src";
+  st.subject_git = {{"repo", "/src/Liger-Kernel"}, {"ref", "main"}, {"commit", hex}, {"subject", "fix"}};
+  const CampaignState back = CampaignState::from_json(nlohmann::json::parse(st.to_json().dump()));
+  EXPECT_EQ(back.subject_git, st.subject_git);
+  EXPECT_TRUE(CampaignState::from_json(nlohmann::json::parse(CampaignState{}.to_json().dump())).subject_git.is_null());
+  d.write("state.json", back.to_json().dump());
+  const fs::path f = d.p / "findings" / "judge-x";
+  fs::create_directories(f);
+  std::ofstream(f / "case.json") << to_json(example_case());
+  std::ofstream(f / "finding.json") << R"({"id": "judge-x", "signature": "judge:grad_weight:out-of-bounds@eager"})";
+  std::ofstream(f / "report.json") << R"J({"subject": "liger", "subject_version": "liger-kernel git ead96b618e5c, a tree flce exported (x)",
+    "outcome": "judge:grad_weight:out-of-bounds@eager"})J";
+  const std::string md = render(load_finding(f));
+  EXPECT_NE(md.find("Subject `liger`: liger-kernel git `ead96b618e5c` (main), a tree exported from `/src/Liger-Kernel@main`;"),
+            std::string::npos) << md;
 }
 
 }  // namespace
