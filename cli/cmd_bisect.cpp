@@ -27,6 +27,9 @@ void add_bisect_command(CLI::App& app) {
   b->add_option("--subject-path", o.subject_path, "Directory inside the tree put first on sys.path (default: src/ or the root)");
   b->add_option("--python", o.python, "Interpreter of the subject hosts (default: flce's venv)");
   b->add_option("--expect", o.expect, "The bad outcome line (default: the outcome at --bad)");
+  b->add_option("--expect-good", o.expect_good,
+                "The outcome --good must show (e.g. pass); one that does not is refused (exit 1) before any commit "
+                "between the ends runs. Without it, a good end that fails another way is accepted and noted");
   b->add_option("--out", out, "Directory for bisect.md and bisect.json");
   b->add_option("--timeout", o.timeout_s, "Seconds per subject call before its host is killed")->capture_default_str();
   b->add_flag("--no-eager", no_eager, "Skip the eager oracle");

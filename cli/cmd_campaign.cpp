@@ -117,7 +117,7 @@ void add_campaign_commands(CLI::App& app) {
         return;
       }
       o.flce_exe = self_exe();
-      if (!resolve_subject_git(subject_git, o.subject_path, "campaign")) return;
+      if (!resolve_subject_git(subject_git, o.subject_path, "campaign", &o.subject_git)) return;
       if (!baseline.empty()) {  // checked before anything runs, as gate checks its SPECs
         try {
           const GateSpec b = parse_gate_spec(baseline);

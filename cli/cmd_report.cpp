@@ -28,13 +28,13 @@ std::string file_text(const std::filesystem::path& p) {
 }
 
 struct ReportArgs {
-  std::string path, out, matrix, subject, subject_path, subject_git;
+  std::string path, out, matrix, bisect, subject, subject_path, subject_git;
 };
 
 void report_verb(ReportArgs a) {
   FindingFiles f;
   try {
-    f = load_finding(a.path, a.matrix);
+    f = load_finding(a.path, a.matrix, a.bisect);
   } catch (const FindingInputError& e) {
     std::fprintf(stderr, "flce report: %s\n", e.what());
     exit_code() = kBadInput;
@@ -53,7 +53,8 @@ void report_verb(ReportArgs a) {
     return;
   }
   if (run_found || run_minimized) {
-    if (!resolve_subject_git(a.subject_git, a.subject_path, "report")) return;
+    nlohmann::json git_record;
+    if (!resolve_subject_git(a.subject_git, a.subject_path, "report", &git_record)) return;
     RunOptions opt;
     opt.subject = a.subject;
     opt.subject_path = a.subject_path;
@@ -63,6 +64,7 @@ void report_verb(ReportArgs a) {
       return rep;
     };
     if (run_found) f.report = nlohmann::json::parse(report_json(run(f.case_json, "case")).dump());
+    if (run_found && !git_record.is_null()) f.report["subject_git"] = git_record;
     if (run_minimized)
       if (const RunReport rep = run(f.minimized_json, "minimized case"); rep.outcome == f.outcome())
         f.minimized_report = nlohmann::json::parse(report_json(rep).dump());
@@ -99,6 +101,9 @@ void add_report_command(CLI::App& app) {
   r->add_option("-o,--out", a.out, "Write the Markdown here (default: stdout)");
   r->add_option("--matrix", a.matrix,
                 "A `flce matrix` matrix.json: the torch releases it reproduces on (default: one next to the finding)");
+  r->add_option("--bisect", a.bisect,
+                "The DIR of `flce bisect --out DIR` run on this finding: its first bad commit, range and steps "
+                "(default: a bisect.json in the finding folder or its bisect/)");
   r->add_option("--subject", a.subject, "Without a report.json: run the case once with this subject");
   r->add_option("--subject-path", a.subject_path, "With --subject: directory put first on sys.path");
   add_subject_git_option(r, a.subject_git);

@@ -88,7 +88,8 @@ void add_run_commands(CLI::App& app) {
     r->callback([] {
       const Sequence seq = file.empty() ? Sequence{{example_case()}} : any_case_from_json_file(file);
       const Case& c = seq.last();
-      if (!resolve_subject_git(subject_git, subject_path, "run")) return;  // before the host starts
+      nlohmann::json git_record;
+      if (!resolve_subject_git(subject_git, subject_path, "run", &git_record)) return;  // before the host starts
       std::string why;
       if (!known_subject(subject, &why)) {
         std::fprintf(stderr, "flce run: %s\n", why.c_str());
@@ -108,6 +109,7 @@ void add_run_commands(CLI::App& app) {
       if (as_json) {
         auto j = report_json(rep);
         if (seq.calls.size() > 1) j["earlier_outcomes"] = sr.earlier;
+        if (!git_record.is_null()) j["subject_git"] = git_record;  // flce report names the tree by it
         std::printf("%s\n", j.dump(2).c_str());
       } else {
         for (size_t k = 0; k < sr.earlier.size(); ++k)

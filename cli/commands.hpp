@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "case/outputs.hpp"
@@ -41,9 +42,12 @@ void add_report_command(CLI::App& app);     // report (a finding as an upstream 
 // --subject-git REPO@REF (cli/subject_git.cpp): the option, and its resolution into the
 // subject path (REF's exported tree; `subject_path`, when given, is a directory inside it).
 // false, with the message printed and exit code 2 set, on bad input; without a spec, a
-// --subject-path that is not a directory is that bad input.
+// --subject-path that is not a directory is that bad input. `record`, when given and a spec
+// was: {"repo" (absolute), "ref", "commit", "subject"}, what report.json and state.json keep
+// as "subject_git" so `flce report` can say which tree ran.
 void add_subject_git_option(CLI::App* cmd, std::string& spec);
-bool resolve_subject_git(const std::string& spec, std::string& subject_path, const char* verb);
+bool resolve_subject_git(const std::string& spec, std::string& subject_path, const char* verb,
+                         nlohmann::json* record = nullptr);
 // Checks made before anything runs (cli/input_checks.cpp); each prints "flce VERB: FLAG PATH:
 // why" and sets exit code 2 when it returns false. Empty values pass (the flag was not given).
 bool check_dir_option(const std::string& path, const char* flag, const char* verb);    // an existing directory

@@ -57,9 +57,11 @@ const std::map<std::string, std::string>& table() {
       {"minimize", codes("  0  a smaller case with the same outcome written\n  1  the case does not fail")},
       {"gate", codes("  0  no regression\n  1  regressions\n  3  nothing could be judged")},
       {"bisect", codes("  0  the first bad commit found\n"
-                       "  1  not found (good and bad one commit, bad without the bad outcome, good with it, an end "
-                       "that cannot run) or ambiguous (skipped commits in the way; the candidates are listed)")},
-      {"report", codes("  0  written\n  2  not a finding: no case file, or no report.json and no --subject; a bad --matrix")},
+                       "  1  not found (good and bad one commit, bad without the bad outcome, good with it, good "
+                       "without the --expect-good outcome, an end that cannot run) or ambiguous (skipped commits in "
+                       "the way; the candidates are listed)")},
+      {"report", codes("  0  written\n  2  not a finding: no case file, or no report.json and no --subject; a bad "
+                       "--matrix or --bisect")},
       {"matrix", codes("  0  table written\n  1  --strict and a cell contradicts the corpus expectation")},
       {"bench", codes("  0  measured\n  3  no CUDA device here")},
       {"reference-cuda", codes("  0  every output within bounds\n  1  out of bounds\n  3  no CUDA device here")},

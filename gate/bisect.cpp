@@ -160,6 +160,18 @@ std::vector<std::string> lines_of(const std::string& s) {
   return v;
 }
 
+// The rest of the good end's note once the first bad commit is known: what the bad outcome
+// turned from, read off the commit before it in the order (tested: it bounds the answer).
+std::string found_note(const BisectReport& r) {
+  const std::string done = "the commit found is where that failure turned into the bad one";
+  if (r.last_good == r.good_commit) return "; " + done;
+  const std::string before = fmt::format("the commit before it in the order, {},", short_id(r.last_good));
+  if (r.last_good_outcome == r.good_outcome) return fmt::format("; {} still shows it: {}", before, done);
+  if (r.last_good_outcome == "pass")
+    return fmt::format("; but {} passes: the commit found is where a passing case broke", before);
+  return fmt::format("; {} shows {}: the commit found is where that turned into the bad one", before, r.last_good_outcome);
+}
+
 }  // namespace
 
 BisectReport run_bisect(const BisectOptions& opt, BisectEvaluator evaluate) {
@@ -214,46 +226,70 @@ BisectReport run_bisect(const BisectOptions& opt, BisectEvaluator evaluate) {
     st.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     st.mark = st.why.empty() ? bisect_mark(st.outcome, rep.bad_outcome) : BisectMark::SKIP;
     rep.steps.push_back(st);
-    if (opt.progress)
-      opt.progress(fmt::format("{} {} {}: {} -> {}{} ({:.1f} s)", role, short_id(commit), st.subject_line,
-                               st.outcome.empty() ? "-" : st.outcome, name(st.mark),
-                               st.why.empty() ? "" : " (" + st.why + ")", st.wall_s));
     return rep.steps.back();
   };
+  // After the step's mark is final (the bad end's is only known once its outcome is the bad one).
+  auto say = [&](const BisectStep& st) {
+    if (opt.progress)
+      opt.progress(fmt::format("{} {} {}: {} -> {}{} ({:.1f} s)", st.role, short_id(st.commit), st.subject_line,
+                               st.outcome.empty() ? "-" : st.outcome, name(st.mark),
+                               st.why.empty() ? "" : " (" + st.why + ")", st.wall_s));
+  };
 
-  // The ends first: bad must show the bad outcome, good must not.
+  // The ends first: bad must show the bad outcome, good must not (and, with --expect-good,
+  // must show that).
   rep.bad_outcome = opt.expect;
   rep.bad_outcome_from = opt.expect.empty() ? "the outcome at --bad" : "--expect";
   BisectStep& bad = test(rep.bad_commit, "bad end");
-  if (!bad.why.empty() || bad.mark == BisectMark::SKIP)
-    return finish(BisectStatus::NOT_FOUND, fmt::format("--bad {} ({}) cannot run the case: {}", opt.bad,
-                                                       short_id(rep.bad_commit), bad.why.empty() ? bad.outcome : bad.why));
-  if (opt.expect.empty()) {
-    if (bad.outcome == "pass")
-      return finish(BisectStatus::NOT_FOUND, fmt::format("--bad {} ({}) passes the case: nothing to bisect (give --expect "
-                                                         "OUTCOME for the outcome to look for)",
-                                                         opt.bad, short_id(rep.bad_commit)));
+  if (opt.expect.empty() && bad.mark != BisectMark::SKIP && bad.outcome != "pass") {
     rep.bad_outcome = bad.outcome;
     bad.mark = BisectMark::BAD;
-  } else if (bad.mark != BisectMark::BAD) {
+  }
+  say(bad);
+  if (bad.mark == BisectMark::SKIP)
+    return finish(BisectStatus::NOT_FOUND, fmt::format("--bad {} ({}) cannot run the case: {}", opt.bad,
+                                                       short_id(rep.bad_commit), bad.why.empty() ? bad.outcome : bad.why));
+  if (opt.expect.empty() && bad.mark != BisectMark::BAD)
+    return finish(BisectStatus::NOT_FOUND, fmt::format("--bad {} ({}) passes the case: nothing to bisect (give --expect "
+                                                       "OUTCOME for the outcome to look for)",
+                                                       opt.bad, short_id(rep.bad_commit)));
+  if (bad.mark != BisectMark::BAD)
     return finish(BisectStatus::NOT_FOUND, fmt::format("--bad {} ({}) shows {}, not the expected {}", opt.bad,
                                                        short_id(rep.bad_commit), bad.outcome, opt.expect));
-  }
   BisectStep& good = test(rep.good_commit, "good end");
+  say(good);
+  rep.good_outcome = good.outcome;
   if (good.mark == BisectMark::BAD)
     return finish(BisectStatus::NOT_FOUND, fmt::format("--good {} ({}) already shows {}: the bad outcome is older",
                                                        opt.good, short_id(rep.good_commit), rep.bad_outcome));
   if (good.mark == BisectMark::SKIP)
     return finish(BisectStatus::NOT_FOUND, fmt::format("--good {} ({}) cannot run the case: {}", opt.good,
                                                        short_id(rep.good_commit), good.why.empty() ? good.outcome : good.why));
+  if (!opt.expect_good.empty() && !outcome_matches(opt.expect_good, good.outcome))
+    return finish(BisectStatus::NOT_FOUND,
+                  fmt::format("--good {} ({}) shows {}, not {} (--expect-good): not bisected, as the commit found would "
+                              "be where {} turned into {}; give a --good that shows {}",
+                              opt.good, short_id(rep.good_commit), good.outcome, opt.expect_good, good.outcome,
+                              rep.bad_outcome, opt.expect_good));
+  // A good end that fails another way: the answer is where that failure became the bad one.
+  const bool good_fails = good.outcome != "pass" && !outcome_matches(rep.bad_outcome, "pass");
+  if (good_fails)
+    rep.note = fmt::format("the good end {} ({}) does not pass: {}", opt.good, short_id(rep.good_commit),
+                           good.outcome);
 
   Bisection b(rep.range.size());
   while (auto i = b.next()) b.mark(*i, test(rep.range[*i], "step").mark);
   if (b.found()) {
     rep.first_bad = rep.range[b.first_bad()];
     rep.first_bad_subject = commit_subject(opt.repo, rep.first_bad);
+    const long lg = b.last_good();
+    rep.last_good = lg < 0 ? rep.good_commit : rep.range[static_cast<size_t>(lg)];
+    for (auto& s : rep.steps)
+      if (s.commit == rep.last_good) rep.last_good_outcome = s.outcome;
+    if (good_fails) rep.note += found_note(rep);
     return finish(BisectStatus::FOUND, "");
   }
+  if (good_fails) rep.note += "; the suspects are where some failure, not necessarily a pass, turned into the bad one";
   for (size_t i : b.suspects()) rep.suspects.push_back({rep.range[i], commit_subject(opt.repo, rep.range[i])});
   return finish(BisectStatus::AMBIGUOUS,
                 fmt::format("skipped commits are in the way: the first bad commit is one of {} (the last good one "
@@ -278,9 +314,13 @@ nlohmann::ordered_json bisect_json(const BisectReport& r) {
   j["subject_path"] = r.opt.subject_path;
   j["bad_outcome"] = r.bad_outcome;
   j["bad_outcome_from"] = r.bad_outcome_from;
+  j["expect_good"] = r.opt.expect_good;
+  j["good_outcome"] = r.good_outcome;
+  j["note"] = r.note;
   j["order"] = "git rev-list --ancestry-path --topo-order --reverse GOOD..BAD";
   j["candidates"] = r.range.size();
   j["first_bad"] = r.status == BisectStatus::FOUND ? J{{"commit", r.first_bad}, {"subject", r.first_bad_subject}} : J();
+  j["last_good"] = r.status == BisectStatus::FOUND ? J{{"commit", r.last_good}, {"outcome", r.last_good_outcome}} : J();
   auto sus = J::array();
   for (auto& [c, s] : r.suspects) sus.push_back({{"commit", c}, {"subject", s}});
   j["suspects"] = sus;
@@ -322,6 +362,7 @@ Report bisect_report(const BisectReport& r) {
     md.paragraph(fmt::format("Bad outcome: {} ({}).", md_code(r.bad_outcome), r.bad_outcome_from));
   if (r.status == BisectStatus::FOUND)
     md.paragraph(fmt::format("First bad commit: {} {}", md_code(r.first_bad), r.first_bad_subject));
+  if (!r.note.empty()) md.paragraph("**Note:** " + r.note + ".");
   if (!r.message.empty()) md.paragraph(r.message);
   if (!r.suspects.empty()) {
     Table t{{"possible first bad commit", "subject"}, {}};

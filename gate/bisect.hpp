@@ -70,6 +70,10 @@ struct BisectOptions {
   std::string subject_path;  // inside the tree; empty: its src/ or root
   std::string python;        // interpreter of the subject hosts; empty: default_python()
   std::string expect;        // the bad outcome; empty: the outcome at --bad
+  // What the good end must show (--expect-good, e.g. "pass"); empty: anything but the bad
+  // outcome. A good end that fails another way makes the answer the commit where one failure
+  // turned into another, not where a passing case broke.
+  std::string expect_good;
   bool eager = true, compiled = true, ladder = true;
   double timeout_s = 600;  // per subject call
   std::string cache;       // tree cache; empty: tree_cache_dir()
@@ -98,6 +102,13 @@ struct BisectReport {
   BisectStatus status = BisectStatus::NOT_FOUND;
   std::string message;  // NOT_FOUND: why; AMBIGUOUS: what is in the way
   std::string first_bad, first_bad_subject;  // FOUND
+  std::string good_outcome;  // the good end's outcome ("" when it did not run)
+  // FOUND: the commit before first_bad in the order (the good end when it is the first
+  // candidate) and its outcome: what the bad outcome turned from.
+  std::string last_good, last_good_outcome;
+  // Set when the good end does not pass (and the bad outcome is not "pass"): says so, and
+  // what the commit found therefore is. Printed, in bisect.md and bisect.json.
+  std::string note;
   std::vector<std::pair<std::string, std::string>> suspects;  // AMBIGUOUS: (commit, subject)
   double wall_s = 0;
   std::vector<const BisectStep*> skipped() const;

@@ -142,6 +142,16 @@ row(subject-git-inner fast "path=no/such: no such directory in commit" ${FLCE} r
 row(bisect-repo fast "${NOPE}" ${FLCE} bisect ${W}/good.json --git ${NOPE} --good a --bad b --subject plug:flce)
 row(bisect-ancestor fast "is not an ancestor of --bad" ${FLCE} bisect ${W}/good.json --git ${REPO} --good HEAD --bad HEAD~1
     --subject plug:flce)
+# --- flce report --bisect: the DIR of `flce bisect --out DIR` -----------------------------------
+file(MAKE_DIRECTORY ${W}/finding ${W}/bisect-empty ${W}/bisect-garbled)
+file(COPY_FILE ${W}/good.json ${W}/finding/case.json)
+file(WRITE ${W}/finding/report.json "{\"subject\": \"model\", \"outcome\": \"judge:loss:out-of-bounds@eager\"}")
+file(WRITE ${W}/bisect-garbled/bisect.json "{\"status\": \"found\",")
+row(report-bisect-dir fast "--bisect ${W}/a-file: not a directory" ${FLCE} report ${W}/finding --bisect ${W}/a-file)
+row(report-bisect-dir fast "--bisect ${NOPE}: no such directory" ${FLCE} report ${W}/finding --bisect ${NOPE})
+row(report-bisect-json fast "--bisect ${W}/bisect-empty: no bisect.json in it" ${FLCE} report ${W}/finding
+    --bisect ${W}/bisect-empty)
+row(report-bisect-json fast "bisect.json is not a flce bisect result" ${FLCE} report ${W}/finding --bisect ${W}/bisect-garbled)
 # --- output paths and names ------------------------------------------------------------------
 row(out-dir fast "--out ${W}/a-file: exists and is not a directory" ${FLCE} gate --base subject=model --candidate subject=model
     --out ${W}/a-file)

@@ -15,6 +15,7 @@
 #include "gate/gate.hpp"
 #include "oracles/subject_tree.hpp"
 #include "process/command.hpp"
+#include "report/markdown.hpp"
 
 namespace flce {
 namespace {
@@ -298,6 +299,100 @@ TEST(RunBisect, AmbiguousWhenSkipsAreInTheWay) {
   EXPECT_EQ(r.suspects[0].second, "commit 2");
   EXPECT_EQ(r.suspects[2].second, "commit 4");
   EXPECT_NE(r.message.find("one of 3"), std::string::npos);
+}
+
+// A good end that fails another way (Liger v0.8.1: grad_weight missing, main: out of bounds):
+// the bisection still runs, and says what the commit found is; --expect-good refuses it.
+struct Ladder {
+  Repo repo{"note", 8};
+  std::map<std::string, int> value;
+  BisectOptions o;
+  int runs = 0;
+  std::vector<std::string> progress;
+  Ladder() {
+    for (int k = 0; k < 8; ++k) value[repo.run({"rev-parse", "c" + std::to_string(k)})] = k;
+    o.repo = repo.dir.string();
+    o.good = "c0";
+    o.bad = "c7";
+    o.subject = "plug";
+    o.progress = [this](const std::string& line) { progress.push_back(line); };
+  }
+  // outcome_of(k): the outcome commit ck shows.
+  BisectReport run(std::function<std::string(int)> outcome_of) {
+    runs = 0;
+    progress.clear();
+    return run_bisect(o, [&, outcome_of](const std::string& commit) {
+      ++runs;
+      BisectStep s;
+      s.outcome = outcome_of(value.at(commit));
+      return s;
+    });
+  }
+  std::string id(int k) { return repo.run({"rev-parse", "--short=12", "c" + std::to_string(k)}); }
+};
+
+const std::string kMissing = "judge:grad_weight:missing@eager", kOob = "judge:grad_weight:out-of-bounds@eager";
+
+TEST(RunBisect, AGoodEndThatFailsAnotherWayIsNoted) {
+  Ladder l;
+  // c0-c4 miss grad_weight, c5 on get it out of bounds: c5 is where one failure became the other.
+  BisectReport r = l.run([](int k) { return k < 5 ? kMissing : kOob; });
+  ASSERT_EQ(r.status, BisectStatus::FOUND) << r.message;
+  EXPECT_EQ(r.first_bad_subject, "commit 5");
+  EXPECT_EQ(r.good_outcome, kMissing);
+  EXPECT_EQ(r.last_good_outcome, kMissing);
+  EXPECT_EQ(r.note, "the good end c0 (" + l.id(0) + ") does not pass: " + kMissing + "; the commit before it in the order, " +
+                        l.id(4) + ", still shows it: the commit found is where that failure turned into the bad one");
+  const Report rep = bisect_report(r);
+  EXPECT_EQ((*rep.json)["note"], r.note);
+  EXPECT_EQ((*rep.json)["good_outcome"], kMissing);
+  EXPECT_EQ((*rep.json)["last_good"]["outcome"], kMissing);
+  EXPECT_NE(render_markdown(rep.markdown).find("**Note:** the good end c0 (" + l.id(0) + ") does not pass: "),
+            std::string::npos);
+  // The bad end's progress line says bad (its mark is known once its outcome is the bad one).
+  ASSERT_GE(l.progress.size(), 2u);
+  EXPECT_NE(l.progress[0].find("bad end " + l.id(7)), std::string::npos) << l.progress[0];
+  EXPECT_NE(l.progress[0].find("-> bad"), std::string::npos) << l.progress[0];
+
+  // The case passed in between: the commit found is where a passing case broke.
+  r = l.run([](int k) { return k == 0 ? kMissing : k < 5 ? "pass" : kOob; });
+  ASSERT_EQ(r.status, BisectStatus::FOUND);
+  EXPECT_NE(r.note.find("; but the commit before it in the order, " + l.id(4) +
+                        ", passes: the commit found is where a passing case broke"),
+            std::string::npos) << r.note;
+  // A third outcome in between.
+  r = l.run([](int k) { return k < 3 ? kMissing : k < 5 ? "tier2-lowering@compiled:inductor" : kOob; });
+  EXPECT_NE(r.note.find(", shows tier2-lowering@compiled:inductor: the commit found is where that turned into the bad one"),
+            std::string::npos) << r.note;
+  // The first candidate is the answer: its predecessor is the good end itself.
+  r = l.run([](int k) { return k < 1 ? kMissing : kOob; });
+  EXPECT_EQ(r.first_bad_subject, "commit 1");
+  EXPECT_EQ(r.note, "the good end c0 (" + l.id(0) + ") does not pass: " + kMissing +
+                        "; the commit found is where that failure turned into the bad one");
+  // No note when the good end passes, nor when bisecting for a fix (the bad outcome is pass).
+  EXPECT_EQ(l.run([](int k) { return k < 5 ? "pass" : kOob; }).note, "");
+  l.o.expect = "pass";
+  r = l.run([](int k) { return k < 5 ? kMissing : "pass"; });
+  ASSERT_EQ(r.status, BisectStatus::FOUND) << r.message;
+  EXPECT_EQ(r.note, "");
+}
+
+TEST(RunBisect, ExpectGoodRefusesAGoodEndThatDoesNotShowIt) {
+  Ladder l;
+  l.o.expect_good = "pass";
+  BisectReport r = l.run([](int k) { return k < 5 ? kMissing : kOob; });
+  EXPECT_EQ(r.status, BisectStatus::NOT_FOUND);
+  EXPECT_EQ(l.runs, 2);  // the two ends, nothing between them
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.message, "--good c0 (" + l.id(0) + ") shows " + kMissing + ", not pass (--expect-good): not bisected, as the "
+                       "commit found would be where " + kMissing + " turned into " + kOob + "; give a --good that shows pass");
+  EXPECT_EQ((*bisect_report(r).json)["expect_good"], "pass");
+  // A good end that shows it (or one of its alternatives) is bisected as usual.
+  EXPECT_EQ(l.run([](int k) { return k < 5 ? "pass" : kOob; }).status, BisectStatus::FOUND);
+  l.o.expect_good = "pass | " + kMissing;
+  r = l.run([](int k) { return k < 5 ? kMissing : kOob; });
+  EXPECT_EQ(r.status, BisectStatus::FOUND);
+  EXPECT_NE(r.note.find("does not pass"), std::string::npos);  // allowed, still said
 }
 
 }  // namespace

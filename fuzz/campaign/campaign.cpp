@@ -261,6 +261,7 @@ void Campaign::load_state() {
     st_.family_size = o_.family_size;
   }
   st_.device = o_.cuda ? "cuda" : "cpu";
+  if (!o_.subject_git.is_null()) st_.subject_git = o_.subject_git;  // the same tree (subject_path) by the latest ref
   // A finding directory is renamed into place before state.json names it; one the state
   // does not know is from a run killed in between: adopt it, so no finding is lost.
   for (auto& e : fs::directory_iterator(dir_ / "findings")) {

@@ -4,6 +4,7 @@
 // signature under --out. The parent never starts Python or torch; see process/process.hpp.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ struct CampaignOptions {
   double minutes = 0;       // budget of the whole campaign, summed over resumed runs
   int64_t max_cases = -1;   // likewise; -1: no limit
   std::string out, corpus, subject, subject_path;
+  nlohmann::json subject_git;  // --subject-git's record (cli/commands.hpp), kept in state.json; null without
   int workers = 1;  // all lanes together
   // Workers per lane (lanes.hpp); empty: `workers` compiled workers (the campaign before lanes).
   std::vector<LanePlan> lanes;

@@ -209,6 +209,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   CampaignState m;
   m.subject = shards.front().st.subject;
   m.subject_path = shards.front().st.subject_path;
+  m.subject_git = shards.front().st.subject_git;
   std::map<uint64_t, std::string> seed_owner;
   std::string journal;
   auto shard_list = nlohmann::ordered_json::array();

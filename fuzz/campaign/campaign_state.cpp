@@ -71,6 +71,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["schema"] = "flce-campaign-state/1";
   j["subject"] = subject;
   j["subject_path"] = subject_path;
+  if (!subject_git.is_null()) j["subject_git"] = subject_git;
   j["family_size"] = family_size;
   if (!device.empty()) j["device"] = device;
   j["runs"] = runs;
@@ -127,6 +128,7 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   CampaignState s;
   s.subject = j.at("subject").get<std::string>();
   s.subject_path = j.value("subject_path", "");
+  if (j.contains("subject_git") && j["subject_git"].is_object()) s.subject_git = j["subject_git"];
   s.family_size = integer_at<uint64_t>(j, "family_size", uint64_t{1});  // states written before families
   s.device = j.value("device", "");
   s.runs = integer_at<int64_t>(j, "runs", int64_t{0});

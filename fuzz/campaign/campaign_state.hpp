@@ -34,6 +34,7 @@ struct SeedCursor {
 
 struct CampaignState {
   std::string subject, subject_path;
+  nlohmann::json subject_git;  // the tree's repository, ref and commit (--subject-git); null when none
   uint64_t family_size = 1;  // what a sample index means (sampler.hpp); fixed for a campaign
   std::string device;        // of the sampled cases ("cpu", "cuda"); "" in states written before it
   std::map<uint64_t, SeedCursor> seeds;        // the compiled lane's stream (and the campaign's before lanes)

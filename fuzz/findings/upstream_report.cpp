@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <regex>
 
 #include "case/case.hpp"
 #include "fuzz/findings/finding.hpp"
 #include "fuzz/findings/minimize.hpp"
+#include "fuzz/findings/upstream_provenance.hpp"
 #include "report/markdown.hpp"
 
 namespace flce {
@@ -173,15 +173,6 @@ const json& case_for_title(const FindingFiles& f) { return f.minimized_json.is_n
 
 std::string fault_kernel(const FindingFiles& f) { return str(f.cuda_fault, "kernel"); }
 
-// The subject's source commit: a --subject-git tree lives under trees/<40-hex>/.
-std::string subject_commit(const FindingFiles& f) {
-  static const std::regex hex40("[0-9a-f]{40}");
-  std::smatch m;
-  for (const std::string& s : {str(f.campaign, "subject_path"), str(f.report, "subject_path")})
-    if (std::regex_search(s, m, hex40)) return m[0];
-  return "";
-}
-
 // Matrix rows for this finding and subject: a row's case file read back is this case (or its
 // shrunk form); a file that cannot be read matches by its name and folder (a matrix run on
 // another machine). One row and nothing matched: a matrix run for this case alone.
@@ -216,7 +207,7 @@ std::string FindingFiles::subject() const {
   return str(campaign, "subject");
 }
 
-FindingFiles load_finding(const fs::path& path, const fs::path& matrix) {
+FindingFiles load_finding(const fs::path& path, const fs::path& matrix, const fs::path& bisect) {
   FindingFiles f;
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) {
@@ -265,6 +256,7 @@ FindingFiles load_finding(const fs::path& path, const fs::path& matrix) {
     if (!matrix.empty())
       throw FindingInputError(fmt::format("--matrix {}: not a flce matrix result (matrix.json with \"rows\")", m.string()));
   }
+  f.bisect = read_bisect(f.dir, bisect, f.bisect_path);
   return f;
 }
 
@@ -305,12 +297,12 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   const Outcome oc = split(outcome);
   md.heading(1, upstream_title(f, table));
   const json env = f.report.is_object() ? f.report.value("environment", json::object()) : json::object();
+  const SubjectSource source = subject_source(f);
   md.paragraph(fmt::format(
       "Found by flce (differential fuzzing of fused linear cross entropy against a CPU fp64 "
       "golden reference, with bounds derived from unit roundoffs and reduction lengths). Subject `{}`{}; outcome "
       "`{}`.",
-      f.subject().empty() ? "?" : f.subject(),
-      str(f.report, "subject_version").empty() ? "" : fmt::format(" ({})", str(f.report, "subject_version")),
+      f.subject().empty() ? "?" : f.subject(), source.text.empty() ? "" : ": " + source.text,
       outcome.empty() ? "?" : outcome));
 
   // ---- environment
@@ -326,10 +318,13 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   if (std::string g = str(env, "gpu"); !g.empty())
     et.row({"GPU", md_code(g + (str(env, "capability").empty() ? "" : " (sm " + str(env, "capability") + ")"))});
   env_row("platform", "platform");
-  env_row("Liger-Kernel", "liger");
-  if (!f.subject().empty())
-    et.row({"subject", md_code(f.subject()) + (str(f.report, "subject_version").empty() ? "" : " " + md_code(str(f.report, "subject_version")))});
-  if (const std::string c = subject_commit(f); !c.empty()) et.row({"subject commit", md_code(c)});
+  // The installed wheel is not what ran when the subject is a Liger tree: say so, not just its number.
+  const bool other_liger = source.tree && f.subject().rfind("liger", 0) == 0;
+  if (const std::string v = str(env, "liger"); !v.empty())
+    et.row({other_liger ? "Liger-Kernel installed" : "Liger-Kernel",
+            md_code(v) + (other_liger ? " (another copy: the subject ran from the tree below)" : "")});
+  if (!f.subject().empty()) et.row({"subject", md_code(f.subject()) + (source.text.empty() ? "" : ": " + source.text)});
+  if (!source.commit.empty()) et.row({"subject commit", md_code(source.commit)});
   if (et.rows.empty()) md.paragraph("Not recorded (no report.json next to the case).");
   else md.add(et);
 
@@ -483,6 +478,8 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
     md.paragraph(f.matrix.is_null() ? "No `flce matrix` result next to the finding (pass `--matrix MATRIX_JSON`)."
                                     : "The matrix result names no row for this case.");
   }
+
+  bisect_section(md, f);
 
   // ---- upstream
   md.heading(2, "Known upstream");

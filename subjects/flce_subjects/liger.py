@@ -14,7 +14,9 @@ not use it; a case that does is "unsupported-by-subject:<param>". What it return
 (a plain loss; (loss, z_loss) up to 0.6.2; CrossEntropyOutput after): the runner takes all.
 """
 import importlib
+import os
 import re
+import sys
 
 import torch
 
@@ -31,23 +33,61 @@ def _functional():
 
 
 def version():
-    """"liger-kernel 0.8.5 (<file>)" for an installed release; "liger-kernel git <12 hex> (<file>)"
-    for a tree flce exported (--subject-git: .../trees/<40 hex>/), whose installed metadata, if
-    any, belongs to another copy. Expectations match on it (corpus/README.md, subject_version)."""
+    """The liger_kernel that loaded, named as a user would (source_of has the forms)."""
     try:
         where = importlib.import_module("liger_kernel").__file__
     except Exception as e:  # still report something useful when the import is broken
-        where = f"<import failed: {type(e).__name__}>"
-    tree = re.search(r"/trees/([0-9a-f]{40})/", where)
-    if tree:
-        return f"liger-kernel git {tree.group(1)[:12]} ({where})"
-    try:
-        from importlib.metadata import version as dist_version
+        return f"liger-kernel unknown (<import failed: {type(e).__name__}>)"
+    return source_of(where)
 
-        v = dist_version("liger-kernel")
-    except Exception:
-        v = "unknown"
-    return f"liger-kernel {v} ({where})"
+
+def source_of(where, search=None):
+    """How a user names the copy of liger_kernel at `where` (its __init__.py); expectations match
+    on it (corpus/README.md, subject_version), so the leading words are stable:
+      "liger-kernel git <12 hex>, a tree flce exported (<file>)": --subject-git's <40 hex>/ trees;
+      "liger-kernel 0.8.5, installed release (<file>)": an installed distribution owns the file;
+      "liger-kernel source tree at <root>, pyproject.toml version 0.8.6 (<file>)" or
+      "..., version unknown (<file>)": any other tree (a --subject-path checkout), whose version
+      may be ahead of its release and whose installed metadata, if any, is another copy's, so it
+      never reads "liger-kernel <release>". `search`: the metadata path (default sys.path)."""
+    tree = re.search(r"/([0-9a-f]{40})/", where)
+    if tree:
+        return f"liger-kernel git {tree.group(1)[:12]}, a tree flce exported ({where})"
+    release = _owning_release(where, search)
+    if release:
+        return f"liger-kernel {release}, installed release ({where})"
+    root, own = _tree_version(where)
+    return f"liger-kernel source tree at {root}, {own} ({where})"
+
+
+def _owning_release(where, search):
+    """The version of the installed liger-kernel distribution that holds this very file, if any
+    (an editable install's metadata points elsewhere: a tree, not a release)."""
+    from importlib import metadata
+
+    real = os.path.realpath(where)
+    try:
+        for dist in metadata.distributions(name="liger-kernel", path=search if search is not None else sys.path):
+            if os.path.realpath(str(dist.locate_file("liger_kernel/__init__.py"))) == real:
+                return dist.version
+    except Exception:  # unreadable metadata: not a release we can name
+        return None
+    return None
+
+
+def _tree_version(where):
+    """(the tree's root, what its pyproject.toml says of the version): Liger's layout is
+    <root>/src/liger_kernel/, with pyproject.toml at <root>."""
+    package_parent = os.path.dirname(os.path.dirname(where))
+    root = os.path.dirname(package_parent) if os.path.basename(package_parent) == "src" else package_parent
+    try:
+        import tomllib  # Python 3.11+; older interpreters say "version unknown"
+
+        with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+            v = tomllib.load(f).get("project", {}).get("version")
+    except (ImportError, OSError, ValueError):
+        v = None
+    return root, (f"pyproject.toml version {v}" if isinstance(v, str) and v else "version unknown")
 
 
 def supports(case):

@@ -7,6 +7,7 @@ plug-in subjects written into a scratch folder.
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -63,30 +64,78 @@ def plugin(name, version="1", body="pass", module=None):
 
 
 class LigerVersion(unittest.TestCase):
-    """liger.version(): the tree's commit for an exported tree, the installed release else; the
-    corpus's subject_version expectations match on it (corpus/README.md)."""
+    """liger.version(): what a user would call the copy that loaded (an exported tree's commit, an
+    installed release, or a source tree with its own version), never an installed wheel's number
+    for a tree; the corpus's subject_version expectations match on it (corpus/README.md)."""
 
-    def version_with_file(self, path):
-        real = liger.importlib.import_module
+    def tree(self, name, files):
+        """A fake Liger tree under the scratch folder: {relative path: text}; returns its root."""
+        return plugin_tree(os.path.join("liger-trees", name), {"src/liger_kernel/__init__.py": "", **files})
 
-        class Fake:
-            __file__ = path
-
-        liger.importlib.import_module = lambda name: Fake if name == "liger_kernel" else real(name)
-        try:
-            return liger.version()
-        finally:
-            liger.importlib.import_module = real
+    def site(self, name, version):
+        """A fake site-packages holding liger_kernel and the liger_kernel-<version>.dist-info that owns it."""
+        return plugin_tree(os.path.join("liger-sites", name), {
+            "liger_kernel/__init__.py": "",
+            f"liger_kernel-{version}.dist-info/METADATA":
+                f"Metadata-Version: 2.1\nName: liger-kernel\nVersion: {version}\n",
+        })
 
     def test_an_exported_tree_names_its_commit(self):
         hexsha = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
-        v = self.version_with_file(f"/home/u/.cache/flce/trees/{hexsha}/src/liger_kernel/__init__.py")
-        self.assertTrue(v.startswith("liger-kernel git ead96b618e5c ("), v)
+        where = f"/home/u/.cache/flce/trees/{hexsha}/src/liger_kernel/__init__.py"
+        self.assertEqual(liger.source_of(where, search=[]),
+                         f"liger-kernel git ead96b618e5c, a tree flce exported ({where})")
+        # FLCE_TREE_CACHE may move the cache: the commit-named folder is what counts.
+        self.assertTrue(liger.source_of(f"/scratch/c/{hexsha}/src/liger_kernel/__init__.py", search=[])
+                        .startswith("liger-kernel git ead96b618e5c, "))
 
-    def test_an_installed_copy_names_the_distribution(self):
-        v = self.version_with_file("/venv/lib/python3.12/site-packages/liger_kernel/__init__.py")
-        self.assertRegex(v, r"^liger-kernel (\S+) \(/venv/")
-        self.assertNotIn(" git ", v)
+    def test_an_installed_release_names_its_version(self):
+        site = self.site("release", "0.8.5")
+        where = os.path.join(site, "liger_kernel", "__init__.py")
+        self.assertEqual(liger.source_of(where, search=[site]), f"liger-kernel 0.8.5, installed release ({where})")
+
+    def test_a_source_tree_reads_its_own_version_not_the_installed_wheels(self):
+        site = self.site("wheel-beside-a-tree", "0.8.5")  # installed, but not the copy that loaded
+        root = self.tree("with-pyproject", {"pyproject.toml": '[project]\nname = "liger_kernel"\nversion = "0.8.6"\n'})
+        where = os.path.join(root, "src", "liger_kernel", "__init__.py")
+        v = liger.source_of(where, search=[site])
+        self.assertEqual(v, f"liger-kernel source tree at {root}, pyproject.toml version 0.8.6 ({where})")
+        self.assertNotIn("0.8.5", v)
+        # No pyproject.toml (or no version in it): said so, and no release number at all.
+        bare = self.tree("bare", {})
+        where = os.path.join(bare, "src", "liger_kernel", "__init__.py")
+        self.assertEqual(liger.source_of(where, search=[site]),
+                         f"liger-kernel source tree at {bare}, version unknown ({where})")
+        dynamic = self.tree("dynamic", {"pyproject.toml": '[project]\nname = "x"\ndynamic = ["version"]\n'})
+        where = os.path.join(dynamic, "src", "liger_kernel", "__init__.py")
+        self.assertIn(", version unknown (", liger.source_of(where))
+        # A package folder without src/ above it: the tree is the folder holding the package.
+        flat = plugin_tree(os.path.join("liger-trees", "flat"), {"liger_kernel/__init__.py": ""})
+        self.assertIn(f"source tree at {flat}, version unknown",
+                      liger.source_of(os.path.join(flat, "liger_kernel", "__init__.py"), search=[site]))
+
+    def test_the_strings_expectations_pin_still_match(self):
+        # Every liger subject_version corpus/expectations.json pins is contained in what the copy it
+        # names reports ("liger-kernel git ead96b618e5c", "liger-kernel 0.8.5").
+        with open(os.path.join(support.REPO, "corpus", "expectations.json")) as f:
+            pinned = {e["subject_version"] for entry in json.load(f) if entry["subject"] == "liger"
+                      for e in entry["expect"] if "subject_version" in e}
+        self.assertTrue(pinned)
+        for pin in pinned:
+            commit = re.fullmatch(r"liger-kernel git ([0-9a-f]{12})", pin)
+            if commit:
+                got = liger.source_of(f"/c/trees/{commit.group(1)}{'0' * 28}/src/liger_kernel/__init__.py", search=[])
+            else:
+                release = re.fullmatch(r"liger-kernel (\S+)", pin)
+                self.assertTrue(release, pin)
+                site = self.site("pinned-" + release.group(1), release.group(1))
+                got = liger.source_of(os.path.join(site, "liger_kernel", "__init__.py"), search=[site])
+            self.assertIn(pin, got)
+
+    def test_version_names_the_copy_that_imports(self):
+        v = liger.version()  # this venv's liger-kernel wheel, or whatever is (not) there
+        self.assertTrue(v.startswith("liger-kernel "), v)
+        self.assertNotRegex(v, r"^liger-kernel \S+ \(")  # always says which kind of copy
 
 
 class Dtypes(unittest.TestCase):

@@ -1,5 +1,6 @@
 # flce bisect contract (cmake -P; FLCE, SRC, OUT): a scratch git repository (under OUT) of a
 # plug-in in Liger's src/ layout, src/bisectplug/mod.py wrapping flce_subjects.model's flce,
+# a root commit `pre` whose flce() raises (a good end that fails another way), then
 # twelve commits: c0 good; c5 does not import (a syntax error); c7 plants a numeric bug (the
 # loss scaled by 1.01); the later ones keep it. Eager only (--no-compiled): each step is one
 # subject host start and one small case.
@@ -42,6 +43,12 @@ function(write_mod scale note broken)
 endfunction()
 
 git(init -q)
+# pre: the plug-in before it worked (raises): not the bad outcome, not a pass either.
+file(WRITE ${repo}/src/bisectplug/__init__.py "")
+file(WRITE ${repo}/src/bisectplug/mod.py "def flce(x, w, target, **kwargs):\n    raise RuntimeError('bisectplug: not written yet')\n\n\ndef version():\n    return 'bisectplug pre'\n")
+git(add -A)
+git(commit -qm "Start the plug-in")
+git(tag pre)
 set(subjects "Add the bisectplug subject" "Add a README" "Name the version" "Document the scale"
              "Tidy the docstring" "Break the import with a syntax error" "Fix the import"
              "Scale the loss by 1.01" "Reword the README" "Bump the version" "More docs" "Last change")
@@ -109,6 +116,62 @@ bisect(1 --good c0 --bad c6 -q)
 must_match("${ERR_TEXT}" "--bad c6 \\([0-9a-f]+\\) passes the case: nothing to bisect" "bad that passes")
 bisect(1 --good c8 --bad c11 -q)
 must_match("${ERR_TEXT}" "--good c8 \\([0-9a-f]+\\) already shows judge:" "good that is bad")
+
+# A good end that fails another way: bisected, and said (stdout, bisect.md, bisect.json); the
+# commit before the one found passes, so it is where a passing case broke.
+bisect(0 --good pre --bad c8 --out ${OUT}/noted -q)
+must_match("${OUT_TEXT}" "first bad commit `[0-9a-f]+` Scale the loss by 1\\.01" "from a failing good end")
+must_match("${OUT_TEXT}" "\\*\\*Note:\\*\\* the good end pre \\([0-9a-f]+\\) does not pass: bucket-[0-9a-f]+@eager:-; but the commit before it in the order, [0-9a-f]+, passes: the commit found is where a passing case broke\\."
+           "the good end's note")
+file(READ ${OUT}/noted/bisect.md noted_md)
+must_match("${noted_md}" "\\*\\*Note:\\*\\* the good end pre" "the note in bisect.md")
+file(READ ${OUT}/noted/bisect.json nj)
+string(JSON note GET "${nj}" note)
+string(JSON good_outcome GET "${nj}" good_outcome)
+must_match("${note}" "^the good end pre \\([0-9a-f]+\\) does not pass: ${good_outcome}; but " "bisect.json note")
+# --expect-good pass: that good end is refused after the two ends, nothing between them run.
+bisect(1 --good pre --bad c8 --expect-good pass --out ${OUT}/refused -q)
+must_match("${ERR_TEXT}" "--good pre \\([0-9a-f]+\\) shows bucket-[0-9a-f]+@eager:-, not pass \\(--expect-good\\): not bisected"
+           "--expect-good refusal")
+file(READ ${OUT}/refused/bisect.json rj)
+string(JSON nsteps LENGTH "${rj}" steps)
+string(JSON expect_good GET "${rj}" expect_good)
+if(NOT nsteps EQUAL 2 OR NOT expect_good STREQUAL "pass")
+  message(FATAL_ERROR "--expect-good refusal: ${nsteps} steps (the two ends only), expect_good '${expect_good}'")
+endif()
+bisect(0 --good c0 --bad c8 --expect-good pass -q)
+must_match("${OUT_TEXT}" "first bad commit `[0-9a-f]+` Scale the loss by 1\\.01" "--expect-good met")
+
+# flce report carries the bisect: a finding folder from `flce run --subject-git --json` (which
+# records the repository, ref and commit), reported with --bisect, then with bisect/ in it.
+set(F ${OUT}/finding)
+file(MAKE_DIRECTORY ${F})
+file(COPY_FILE ${SRC}/tests/data/bisect/case.json ${F}/case.json)
+execute_process(COMMAND ${FLCE} run ${F}/case.json --subject bisectplug.mod:flce --subject-git ${repo}@c8 --no-compiled --json
+                OUTPUT_FILE ${F}/report.json RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "flce run --subject-git @c8 --json: exit ${rc}\n${err}")
+endif()
+execute_process(COMMAND ${GIT} -C ${repo} rev-parse --short=12 c8 OUTPUT_VARIABLE c8 OUTPUT_STRIP_TRAILING_WHITESPACE)
+execute_process(COMMAND ${FLCE} report ${F} --bisect ${OUT}/noted RESULT_VARIABLE rc OUTPUT_VARIABLE md ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "flce report --bisect: exit ${rc}\n${err}")
+endif()
+message("${md}")
+must_match("${md}" "Subject `bisectplug\\.mod:flce`: bisectplug git `${c8}` \\(c8\\), a tree exported from `[^`]*plugrepo@c8`; outcome"
+           "the subject's tree, as a user names it")
+must_match("${md}" "\n## Bisect\n\nFrom `flce bisect` \\(`[^`]*noted/bisect\\.json`\\): first bad commit `[0-9a-f]+` Scale the loss by 1\\.01\\."
+           "the report's first bad commit")
+must_match("${md}" "Range: --good `pre` \\(`[0-9a-f]+`\\) \\.\\. --bad `c8` \\(`[0-9a-f]+`\\) in `[^`]*plugrepo`, 9 commits on the ancestry path, [0-9]+ runs"
+           "the report's range")
+must_match("${md}" "\\*\\*Note:\\*\\* the good end pre [^\n]*where a passing case broke\\." "the report repeats the note")
+must_match("${md}" "\n\\| # \\| role \\| commit \\| subject \\| outcome \\| verdict \\|\n\\|---\\|---\\|---\\|---\\|---\\|---\\|\n\\| 1 \\| bad end \\| `[0-9a-f]+` \\| Reword the README \\|"
+           "the report's steps")
+file(COPY ${OUT}/noted/ DESTINATION ${F}/bisect)
+execute_process(COMMAND ${FLCE} report ${F} RESULT_VARIABLE rc OUTPUT_VARIABLE md2)
+if(NOT rc EQUAL 0 OR NOT md2 MATCHES "From `flce bisect` \\(`[^`]*finding/bisect/bisect\\.json`\\): first bad commit")
+  message(FATAL_ERROR "flce report: the finding's own bisect/ not found (exit ${rc})\n${md2}")
+endif()
 
 # Bad input.
 bisect(2 --good c0 --bad no-such-ref -q)
