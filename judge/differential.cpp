@@ -85,6 +85,7 @@ bool RunReport::unsupported() const {
 }
 
 std::string LadderMemo::key(const Case& c, const std::string& signature) { return graph_key(c) + "|" + signature; }
+std::string LadderMemo::any_graph(const std::string& signature) { return "*|" + signature; }
 
 namespace {
 
@@ -151,12 +152,19 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     // decompositions and Inductor lowering.
     std::string memo_key;
     if (co.status == SubjectStatus::ERROR) rep.ladder_signature = failure_word(co);
+    // A known signature (signatures.json) breaks at one stage whatever the graph: its ladder is
+    // walked once per campaign (LadderMemo::any_graph); an unknown one once per graph.
+    const bool known = co.signature && co.signature->known;
     if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
-      memo_key = LadderMemo::key(c, rep.ladder_signature);
+      memo_key = known ? LadderMemo::any_graph(rep.ladder_signature) : LadderMemo::key(c, rep.ladder_signature);
     // No memo (opt.ladder_memo null) leaves memo_key empty: never touch the memo then.
     const LadderMemo::Entry* memo = nullptr;
-    if (!memo_key.empty())
-      if (auto it = opt.ladder_memo->entries.find(memo_key); it != opt.ladder_memo->entries.end()) memo = &it->second;
+    if (!memo_key.empty()) {
+      auto& e = opt.ladder_memo->entries;
+      auto it = e.find(memo_key);
+      if (it == e.end() && known) it = e.find(LadderMemo::key(c, rep.ladder_signature));  // walked for this graph
+      if (it != e.end()) memo = &it->second;
+    }
     if (memo) {
       rep.ladder = memo->ladder;
       rep.first_failing_stage = memo->first_failing_stage;

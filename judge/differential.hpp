@@ -72,6 +72,8 @@ struct LadderMemo {
   std::map<std::string, Entry> entries;
   int64_t hits = 0;
   static std::string key(const Case& c, const std::string& signature);
+  // A known signature's entry, for every graph: "*|<signature>".
+  static std::string any_graph(const std::string& signature);
 };
 
 

@@ -671,8 +671,8 @@ void Campaign::finish_analyses(double budget_s) {
 void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
   if (!t.sample || t.lane != Lane::COMPILED || o_.retire_after <= 0 || family_size() <= 1) return;
   if (!is_compile_failure(outcome)) return;
-  auto known = st_.ladders.find(t.graph + "|" + outcome.substr(0, outcome.find('@')));
-  if (known == st_.ladders.end() || known->second.sightings() < o_.retire_after) return;
+  auto seen = st_.compile_failures.find(t.graph + "|" + outcome.substr(0, outcome.find('@')));
+  if (seen == st_.compile_failures.end() || seen->second < o_.retire_after) return;
   const uint64_t family = t.sample->second / family_size();
   SeedCursor& cur = st_.seeds[t.sample->first];
   int64_t skipped = 0;
@@ -693,8 +693,13 @@ void Campaign::maybe_retire(const Ticket& t, const std::string& outcome) {
 void Campaign::learn_ladder(const Ticket& t, const nlohmann::json& report) {
   const std::string sig = report.value("ladder_signature", "");
   const nlohmann::json ladder = report.value("ladder", nlohmann::json::array());
-  if (sig.empty() || ladder.empty()) return;
-  SharedLadder& l = st_.ladders[t.graph + "|" + sig];
+  if (sig.empty()) return;
+  ++st_.compile_failures[t.graph + "|" + sig];  // what retirement counts: sightings per graph
+  if (ladder.empty()) return;
+  bool known = false;  // a signature of judge/signatures.json: one ladder for the whole campaign
+  for (auto& o : report.value("oracles", nlohmann::json::array()))
+    if (o.value("oracle", "") == "compiled" && o.contains("signature")) known = o["signature"].value("known", false);
+  SharedLadder& l = st_.ladders[(known ? std::string(kAnyGraph) : t.graph) + "|" + sig];
   LaneTotals& lane = st_.lanes[std::string(lane_name(Lane::COMPILED))];
   if (report.value("ladder_memoized", false)) {
     ++l.hits;

@@ -95,6 +95,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
   for (auto& [key, l] : ladders)
     mj[key] = {{"ladder", l.ladder}, {"first_failing_stage", l.first_failing_stage}, {"walks", l.walks}, {"hits", l.hits}};
   j["ladders"] = mj;
+  if (!compile_failures.empty()) j["compile_failures"] = compile_failures;
   j["corpus_done"] = corpus_done;
   j["outcomes"] = outcomes;
   j["graphs"] = graphs;
@@ -161,6 +162,10 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     l.hits = v.value("hits", int64_t{0});
     s.ladders[k] = l;
   }
+  if (j.contains("compile_failures") && j["compile_failures"].is_object())
+    for (auto& [k, v] : j["compile_failures"].items()) s.compile_failures[k] = integer_of<int64_t>(v, "compile_failures." + k);
+  else  // states from before: the ladders' sightings were the count
+    for (auto& [k, l] : s.ladders) s.compile_failures[k] = l.sightings();
   s.corpus_done = j.at("corpus_done").get<std::set<std::string>>();
   for (auto& [o, n] : j.at("outcomes").items()) s.outcomes[o] = integer_of<int64_t>(n, "outcomes." + o);
   if (j.contains("graphs")) s.graphs = j.at("graphs").get<std::set<std::string>>();

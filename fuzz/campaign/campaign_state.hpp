@@ -40,7 +40,8 @@ struct CampaignState {
   std::map<uint64_t, SeedCursor> seeds;        // the compiled lane's stream (and the campaign's before lanes)
   std::map<uint64_t, SeedCursor> eager_seeds;  // the eager lane's (lanes.hpp), by the campaign's seed
   std::map<std::string, LaneTotals> lanes;     // by lane name: cases and where their time went
-  std::map<std::string, SharedLadder> ladders;  // "<graph>|<signature>": walked once, shared by every worker
+  std::map<std::string, SharedLadder> ladders;  // "<graph>|<signature>" or "*|<known signature>": walked once
+  std::map<std::string, int64_t> compile_failures;  // "<graph>|<signature>": compiled runs that raised it
   std::set<std::string> corpus_done;
   int64_t cases_done = 0, runs = 0, worker_restarts = 0;
   // Length of cases.jsonl that belongs to committed cases; a resume cuts the journal back

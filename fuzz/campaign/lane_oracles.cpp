@@ -18,7 +18,9 @@ void learn_ladders(const nlohmann::json& entries, const Case& c, LadderMemo& mem
     for (auto& st : e.value("ladder", nlohmann::json::array()))
       m.ladder.push_back({st.value("backend", ""), st.value("pass", false), st.value("what", "")});
     m.first_failing_stage = e.value("first_failing_stage", "");
-    if (!m.ladder.empty()) memo.entries[LadderMemo::key(c, e.value("signature", ""))] = m;
+    if (m.ladder.empty()) continue;
+    const std::string sig = e.value("signature", "");
+    memo.entries[e.value("any_graph", false) ? LadderMemo::any_graph(sig) : LadderMemo::key(c, sig)] = m;
   }
 }
 

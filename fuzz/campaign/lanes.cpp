@@ -87,11 +87,12 @@ Lane lane_of_key(const std::string& key) {
 
 nlohmann::json ladders_for(const std::map<std::string, SharedLadder>& all, const std::string& graph) {
   nlohmann::json out = nlohmann::json::array();
-  const std::string prefix = graph + "|";
-  for (auto it = all.lower_bound(prefix); it != all.end() && it->first.rfind(prefix, 0) == 0; ++it)
-    out.push_back({{"signature", it->first.substr(prefix.size())},
-                   {"ladder", it->second.ladder},
-                   {"first_failing_stage", it->second.first_failing_stage}});
+  for (const std::string& prefix : {graph + "|", std::string(kAnyGraph) + "|"})
+    for (auto it = all.lower_bound(prefix); it != all.end() && it->first.rfind(prefix, 0) == 0; ++it)
+      out.push_back({{"signature", it->first.substr(prefix.size())},
+                     {"ladder", it->second.ladder},
+                     {"first_failing_stage", it->second.first_failing_stage},
+                     {"any_graph", prefix[0] == kAnyGraph[0]}});
   return out;
 }
 

@@ -49,7 +49,9 @@ Lane lane_of_key(const std::string& key);
 
 // Ladders shared by a campaign's compiled workers (CampaignState::ladders), keyed
 // "<graph>|<signature>": graph is the ticket's short hash of graph_key, signature the compiled
-// run's (judge/differential.hpp, RunReport::ladder_signature).
+// run's (judge/differential.hpp, RunReport::ladder_signature); a known signature
+// (judge/signatures.json) is walked once per campaign and keyed "*|<signature>".
+inline constexpr const char* kAnyGraph = "*";
 struct SharedLadder {
   nlohmann::json ladder = nlohmann::json::array();  // [{backend, pass, what}]
   std::string first_failing_stage;
