@@ -78,7 +78,7 @@ std::string describe(const std::vector<ExpectedOutcome>& v) {
 
 struct ReproArgs {
   std::string file, subject = "model", subject_path, subject_git, expect, out;
-  bool emit = false, dump = false, quiet = false;
+  bool emit = false, dump = false, quiet = false, long_form = false;
 };
 
 void repro(ReproArgs a) {
@@ -108,7 +108,7 @@ void repro(ReproArgs a) {
       std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", describe(expect).c_str(), from.c_str());
     }
     EmitSpec spec{c, a.subject, a.subject_path, a.file, expect,
-                  read_file(std::string(FLCE_SOURCE_DIR) + "/judge/signatures.json")};
+                  read_file(std::string(FLCE_SOURCE_DIR) + "/judge/signatures.json"), a.long_form};
     std::string script = emit_python(spec, std::vector<Case>(seq.calls.begin(), seq.calls.end() - 1),
                                      seq.scope == SequenceScope::PROCESS ? "process" : "compiled");
     if (a.out.empty()) {
@@ -224,6 +224,8 @@ void add_repro_commands(CLI::App& app) {
                   "else any failure)");
     r->add_flag("--emit-python", a.emit, "Write a standalone Python reproducer to stdout (needs torch, not flce)");
     r->add_option("-o,--out", a.out, "With --emit-python: write the script to this file");
+    r->add_flag("--long-form", a.long_form,
+                "With --emit-python: the generator-port script even for a case the short literal one expresses");
     r->add_flag("--dump-inputs", a.dump, "Print the generated inputs' bits (what the script's --dump-inputs writes)");
     r->add_flag("-q,--quiet", a.quiet, "Print only the verdict line");
     r->callback([] { repro(a); });

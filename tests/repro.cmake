@@ -1,7 +1,7 @@
 # flce repro / minimize. Included from tests/CMakeLists.txt, this registers the tests; run
 # with -P and -DREPRO_TEST=<name>, the same file is the test (CMake-scripted CLI contracts).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(t verdicts emit_seed inputs_bitwise emit_hostile minimize_seed)
+  foreach(t verdicts emit_seed inputs_bitwise emit_hostile minimize_seed short_verdicts)
     add_test(NAME repro_${t} COMMAND ${CMAKE_COMMAND} -DREPRO_TEST=${t} -DFLCE=$<TARGET_FILE:flce>
              -DSRC=${CMAKE_SOURCE_DIR} -DPY=${FLCE_PYTHON} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/repro_${t}
              -P ${CMAKE_CURRENT_LIST_FILE})
@@ -9,6 +9,8 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
   endforeach()
   # Timed against a 60 s budget: alone, so a concurrent test does not eat its cores.
   set_tests_properties(repro_minimize_seed PROPERTIES RUN_SERIAL TRUE TIMEOUT 180)
+  # Every small CPU corpus case: the short script and flce repro, 20-60 s each.
+  set_tests_properties(repro_short_verdicts PROPERTIES TIMEOUT 1200)
   return()
 endif()
 
@@ -56,35 +58,63 @@ if(REPRO_TEST STREQUAL "verdicts")
   must_match("unknown subject 'no-such-subject'" "${ERR}" "unknown subject")
 
 elseif(REPRO_TEST STREQUAL "emit_seed")
-  # The raw op case needs nothing but torch: no flce_subjects on the path.
+  # A small case gets the short literal script: no flce, no numpy, the raw op case not even flce_subjects.
   expect(0 ${FLCE} repro --emit-python ${C}/seed-raw-addmm-dtype-out.json --subject aten-dtype-out -o ${WORK}/raw.py)
+  file(READ ${WORK}/raw.py text)
+  must_match("^# Reproducer by flce of seed-raw-addmm-dtype-out.json" "${text}" "short raw seed script")
   expect(0 ${CMAKE_COMMAND} -E env --unset=PYTHONPATH ${PY} ${WORK}/raw.py)
-  must_match("PyTorch: .*GPU: .*Expected: ${SEED_SIG}.*\nREPRODUCED: ${SEED_SIG}\n" "${OUT}" "raw seed script")
+  must_match("eager: op-not-implemented-on-device: .*compiled: ${SEED_ID}: .*\nREPRODUCED: ${SEED_SIG}\n$" "${OUT}"
+             "short raw seed script")
+  # --long-form: the generator-port script, which prints the environment and its expectation.
+  expect(0 ${FLCE} repro --emit-python ${C}/seed-raw-addmm-dtype-out.json --subject aten-dtype-out --long-form
+         -o ${WORK}/raw-long.py)
+  expect(0 ${CMAKE_COMMAND} -E env --unset=PYTHONPATH ${PY} ${WORK}/raw-long.py)
+  must_match("PyTorch: .*GPU: .*Expected: ${SEED_SIG}.*\nREPRODUCED: ${SEED_SIG}\n" "${OUT}" "long raw seed script")
   # flce's model subject: runs with flce_subjects on PYTHONPATH, skips (2) and says why without.
   expect(0 ${FLCE} repro --emit-python ${C}/seed-model-bf16-accum-fp32.json --subject model -o ${WORK}/model.py)
   expect(0 ${CMAKE_COMMAND} -E env PYTHONPATH=${SRC}/subjects ${PY} ${WORK}/model.py)
-  must_match("Subject version: flce-model-1.*REPRODUCED: ${SEED_SIG}\n" "${OUT}" "model seed script")
+  must_match("eager grad_weight: err [^\n]* ratio [^\n]*\\[MATH.md 5\\] .*\nREPRODUCED: ${SEED_SIG}\n" "${OUT}"
+             "model seed script")
   expect(2 ${CMAKE_COMMAND} -E env --unset=PYTHONPATH ${PY} ${WORK}/model.py)
   must_match("SKIP: cannot import subject 'model'.*PYTHONPATH" "${OUT}" "model script without flce_subjects")
-  # Numeric findings are judged against the carried fp64 golden: the planted smoothing bug
-  # reproduces, the correct model on the same case does not.
+  expect(0 ${FLCE} repro --emit-python ${C}/seed-model-bf16-accum-fp32.json --subject model --long-form
+         -o ${WORK}/model-long.py)
+  expect(0 ${CMAKE_COMMAND} -E env PYTHONPATH=${SRC}/subjects ${PY} ${WORK}/model-long.py)
+  must_match("Subject version: flce-model-1.*REPRODUCED: ${SEED_SIG}\n" "${OUT}" "long model seed script")
+  # Numeric findings, in both forms: the planted smoothing bug reproduces, the correct model on
+  # the same case does not (the short script's own fp64 reference, the long one's carried golden).
   set(JUDGE "judge:grad_input:out-of-bounds@eager")
-  foreach(subject model-bug-smoothing model)
-    expect(0 ${FLCE} repro --emit-python ${D}/smoothing-fp32-aot-eager.json --subject ${subject} --expect ${JUDGE}
-           -o ${WORK}/judge-${subject}.py)
+  foreach(form short long)
+    set(flag "")
+    if(form STREQUAL "long")
+      set(flag "--long-form")
+    endif()
+    foreach(subject model-bug-smoothing model)
+      expect(0 ${FLCE} repro --emit-python ${D}/smoothing-fp32-aot-eager.json --subject ${subject} --expect ${JUDGE}
+             ${flag} -o ${WORK}/judge-${subject}-${form}.py)
+    endforeach()
+    expect(0 ${CMAKE_COMMAND} -E env PYTHONPATH=${SRC}/subjects ${PY} ${WORK}/judge-model-bug-smoothing-${form}.py)
+    must_match("\nREPRODUCED: ${JUDGE}\n" "${OUT}" "planted bug script (${form})")
+    if(form STREQUAL "short")
+      must_match("eager grad_input: err [^\n]* ratio [0-9.e+-]+ \\[MATH.md 5\\]" "${OUT}" "short: the bound's formula")
+    endif()
+    expect(1 ${CMAKE_COMMAND} -E env PYTHONPATH=${SRC}/subjects ${PY} ${WORK}/judge-model-${form}.py)
+    must_match("NOT REPRODUCED: got pass, expected [^\n]*${JUDGE}" "${OUT}" "correct model script (${form})")
   endforeach()
-  expect(0 ${CMAKE_COMMAND} -E env PYTHONPATH=${SRC}/subjects ${PY} ${WORK}/judge-model-bug-smoothing.py)
-  must_match("\nREPRODUCED: ${JUDGE}\n" "${OUT}" "planted bug script")
-  expect(1 ${CMAKE_COMMAND} -E env PYTHONPATH=${SRC}/subjects ${PY} ${WORK}/judge-model.py)
-  must_match("within flce's bounds.*NOT REPRODUCED: got pass, expected ${JUDGE}" "${OUT}" "correct model script")
 
 elseif(REPRO_TEST STREQUAL "inputs_bitwise")
   file(GLOB cases ${D}/inputs/*.json)
-  expect(0 ${PY} ${D}/check_inputs.py ${FLCE} ${WORK} ${C}/seed-model-bf16-accum-fp32.json ${cases})
+  # The seed, a reduction-none case (the short script's upstream gradient), and the input regimes.
+  expect(0 ${PY} ${D}/check_inputs.py ${FLCE} ${WORK} ${C}/seed-model-bf16-accum-fp32.json
+         ${C}/model-fp32-all-flags-aot-eager.json ${cases})
   message(STATUS "${OUT}")
 
 elseif(REPRO_TEST STREQUAL "emit_hostile")
   expect(0 ${PY} ${D}/hostile_emit.py ${FLCE} ${WORK} ${C}/seed-raw-addmm-dtype-out.json)
+  message(STATUS "${OUT}")
+
+elseif(REPRO_TEST STREQUAL "short_verdicts")
+  expect(0 ${PY} ${D}/short_verdicts.py ${FLCE} ${WORK} ${SRC}/corpus)
   message(STATUS "${OUT}")
 
 elseif(REPRO_TEST STREQUAL "minimize_seed")

@@ -315,15 +315,18 @@ std::string name_cuda_fault(const fs::path& finding_dir, const std::string& sign
   r.gpu = gpu;
   r.timeout_s = o.case_timeout_s;
   r.sanitizer = find_compute_sanitizer();
-  // The shrunk reproducer when the shrink kept the finding; else one for the case as found.
+  // The re-run reads the tracebacks the long script prints with --verbose: the finding's
+  // repro.py when it is one, else a long script of the shrunk case (which a short repro.py
+  // implies) or of the case as found.
   fs::path script = finding_dir / "repro.py";
   std::error_code ec;
-  if (!fs::exists(script, ec)) {
+  const bool short_repro = fs::exists(script, ec) && read_text(script).find("PAYLOAD = json.loads(") == std::string::npos;
+  if (!fs::exists(script, ec) || short_repro) {
     script = finding_dir / "cuda_fault_repro.py";
     try {
-      const fs::path case_path = finding_dir / "case.json";
+      const fs::path case_path = finding_dir / (short_repro ? "minimized.json" : "case.json");
       EmitSpec spec{from_json(read_text(case_path)), o.worker.subject, o.worker.subject_path, case_path.string(),
-                    {{"", "any", signature}}, signatures_json};
+                    {{"", "any", signature}}, signatures_json, true};
       write_atomic(script, emit_python(spec));
     } catch (const std::exception& e) {
       nlohmann::ordered_json j{{"status", fmt::format("skipped: no reproducer ({})", e.what())}};

@@ -10,6 +10,7 @@
 #include "judge/bounds.hpp"
 #include "oracles/golden.hpp"
 #include "case/inputs.hpp"
+#include "fuzz/findings/short_repro.hpp"
 #include "fuzz/findings/repro_template.hpp"  // generated from fuzz/findings/repro_template.py (fuzz/CMakeLists.txt)
 
 namespace flce {
@@ -158,6 +159,9 @@ std::string json_line(const nlohmann::ordered_json& j, bool ascii) {
 }
 
 std::string emit_python(const EmitSpec& spec, const std::vector<Case>& earlier, const std::string& scope) {
+  signature_patterns(spec.signatures_json);  // a broken table is refused in either form
+  const std::string why = long_form_reason(spec, !earlier.empty());
+  if (why.empty() && !spec.long_form) return emit_short_python(spec);
   nlohmann::ordered_json payload;
   payload["case"] = nlohmann::ordered_json::parse(to_json(spec.c, -1));
   payload["subject"] = spec.subject;
@@ -206,7 +210,14 @@ std::string emit_python(const EmitSpec& spec, const std::vector<Case>& earlier, 
   const size_t at = kTemplate.find(marker), first = kTemplate.find("@PAYLOAD@");
   if (at == std::string_view::npos || first != at + 1 || kTemplate.find("@PAYLOAD@", first + 1) != std::string_view::npos)
     throw std::logic_error("repro template: needs exactly one payload marker, the literal \"@PAYLOAD@\"");
-  std::string script(kTemplate.substr(0, at));
+  // After the shebang: why this case gets the long form (printable ASCII only: one comment line).
+  std::string because = why.empty() ? "asked for (--long-form)" : why;
+  for (char& ch : because)
+    if (ch < 0x20 || ch > 0x7e) ch = '?';
+  const size_t eol = kTemplate.find('\n') + 1;
+  std::string script(kTemplate.substr(0, eol));
+  script += "# Long form: " + because + ".\n";
+  script += kTemplate.substr(eol, at - eol);
   script += literal;
   script += kTemplate.substr(at + marker.size());
   return script;

@@ -26,6 +26,7 @@ struct EmitSpec {
   std::string source;  // where the case came from (shown by the script only)
   std::vector<ExpectedOutcome> expect;
   std::string signatures_json;  // judge/signatures.json text; ids and patterns are embedded
+  bool long_form = false;       // the generator-port script even where the short one would do
 };
 
 // A Python string literal ("...") whose value is exactly `text`, read as UTF-8 (invalid
@@ -40,6 +41,8 @@ std::string json_line(const nlohmann::ordered_json& j, bool ascii = false);
 // The script. Throws std::runtime_error if the signature table cannot be parsed. A sequence
 // case (case/sequence.hpp): `earlier` are the calls run before spec.c in the same process,
 // through the same compiled functions; scope "compiled" or "process".
+// A small case gets the short literal script (short_repro.hpp); the rest, and spec.long_form,
+// the generator-port script (repro_template.py), whose first comment line says why.
 std::string emit_python(const EmitSpec& spec, const std::vector<Case>& earlier = {},
                         const std::string& scope = "compiled");
 

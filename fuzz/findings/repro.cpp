@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "judge/differential.hpp"
+#include "judge/expectations.hpp"
 #include "judge/signature.hpp"
 
 namespace flce {
@@ -86,16 +87,18 @@ std::vector<ExpectedOutcome> find_expectations(const std::string& case_path, con
   }
   const fs::path corpus = dir.parent_path() / "expectations.json";
   if (dir.filename() == "cases" && fs::exists(corpus)) {
-    nlohmann::json j = nlohmann::json::parse(read_text(corpus), nullptr, false);
-    if (j.is_array())
-      for (auto& e : j) {
-        if (!e.is_object() || !e.contains("case") || e.value("subject", "") != subject) continue;
-        if (!same_file(corpus.parent_path() / e["case"].get<std::string>(), file)) continue;
-        std::vector<ExpectedOutcome> v;
-        for (auto& x : e.value("expect", nlohmann::json::array()))
-          v.push_back({x.value("torch", ""), x.value("device", "any"), x.value("outcome", "")});
-        return answer(corpus.string(), v);
-      }
+    std::vector<PinnedCase> pins;
+    try {  // the corpus's one parser: an outcome may be an array of alternatives ("a | b")
+      pins = parse_expectations(read_text(corpus), corpus.string());
+    } catch (const CaseError&) {
+      return answer("", {});  // a broken corpus names no expectation (replay refuses it, by name)
+    }
+    for (const PinnedCase& e : pins) {
+      if (e.subject != subject || !same_file(corpus.parent_path() / e.case_file, file)) continue;
+      std::vector<ExpectedOutcome> v;
+      for (const Expectation& x : e.expect) v.push_back({x.torch, x.device, x.outcome});
+      return answer(corpus.string(), v);
+    }
   }
   return answer("", {});
 }

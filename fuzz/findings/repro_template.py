@@ -55,6 +55,7 @@ FLCE_SUBJECT_MODULES = {
     "model-bug-token-grad-rows": "flce_subjects.bug_token_grad_rows",
     "model-bug-autocast-no-bias": "flce_subjects.bug_autocast_no_bias",
     "model-bug-input-no-grad": "flce_subjects.bug_input_no_grad",
+    "model-bug-two-causes": "flce_subjects.bug_two_causes",
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "segfault": "flce_subjects.crash_segfault",
     "hang": "flce_subjects.crash_hang",

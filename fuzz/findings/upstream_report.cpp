@@ -332,7 +332,8 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   md.heading(2, "Reproducer");
   if (!f.repro_py.empty()) {
     md.paragraph(fmt::format(
-        "Standalone ({}, written by flce): needs torch and numpy, not flce; exits 0 and prints `REPRODUCED: {}` "
+        "Standalone ({}, written by flce): needs torch (its long form numpy too), not flce; exits 0 and prints "
+        "`REPRODUCED: {}` "
         "where the bug shows, 1 `NOT REPRODUCED`, 2 `SKIP` (with the reason) where it cannot show. flce's own "
         "subjects import from flce's `subjects/` (`PYTHONPATH=<flce>/subjects python repro.py`).",
         md_code(f.repro_path.filename().string()), outcome));

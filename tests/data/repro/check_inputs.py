@@ -6,10 +6,15 @@ usage: check_inputs.py FLCE WORKDIR CASE.json...
    transforms) equal `flce repro --dump-inputs` bit for bit -- every tensor, extra_BT too;
 2. end to end: the tensors the script hands the subject equal, bit for bit, those flce's
    runner hands a plug-in subject (dump_subject.py, run through `flce replay`);
-3. the script's own --dump-inputs flag writes the same text as flce (one case, via the CLI).
+3. the script's own --dump-inputs flag writes the same text as flce (one case, via the CLI);
+4. the short script (cases of at most 4,096 input elements): its literal tensors, built by
+   running only its imports and tensor assignments, are what flce handed the subject, bit for
+   bit, and its upstream gradient is flce's token_grad.
 Controls that this can fail: another seed changes the dump; the cases contain fp16
-subnormals and NaNs (the rounding paths most easily ported wrong).
+subnormals and NaNs (the rounding paths most easily ported wrong), bf16 NaNs in a short script
+too (written as fp32 and converted by torch, as flce's host converts them).
 """
+import ast
 import glob
 import importlib.util
 import json
@@ -35,14 +40,52 @@ def run(cmd, env=env, **kw):
     return p.stdout
 
 
+def subject_of(case_path):
+    return "model" if json.load(open(case_path)).get("kind", "flce") == "flce" else "aten-dtype-out"
+
+
 def emit(case_path, tag):
+    """The long (generator-port) script, loaded as a module."""
     script = os.path.join(work, f"{tag}.py")
-    subject = "model" if json.load(open(case_path)).get("kind", "flce") == "flce" else "aten-dtype-out"
-    run([flce, "repro", "--emit-python", case_path, "--subject", subject, "--expect", "pass", "-o", script])
+    run([flce, "repro", "--emit-python", case_path, "--subject", subject_of(case_path), "--expect", "pass",
+         "--long-form", "-o", script])
     spec = importlib.util.spec_from_file_location(f"repro_{len(sys.modules)}", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # defines functions only: main() runs under __main__
     return script, module
+
+
+TENSORS = ("x", "w", "target", "bias", "ce_weight", "grad_loss", "a", "b", "c")
+
+
+def short_tensors(case_path, tag):
+    """The short script's tensors (None: the case gets the long form), from its imports and
+    tensor assignments only: nothing else of it runs."""
+    script = os.path.join(work, f"{tag}-short.py")
+    run([flce, "repro", "--emit-python", case_path, "--subject", subject_of(case_path), "--expect", "pass",
+         "-o", script])
+    tree = ast.parse(open(script).read())
+    if any(isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAYLOAD" for n in tree.body):
+        return None
+    inputs = tree.body[:next(i for i, n in enumerate(tree.body) if isinstance(n, ast.FunctionDef))]
+    keep = [n for n in inputs
+            if isinstance(n, ast.Import) or (isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") in TENSORS)]
+    namespace = {}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), script, "exec"), namespace)
+    return {name: namespace[name] for name in TENSORS if name in namespace}
+
+
+def tensor_lines(tensors, names, rename=None):
+    """dump_subject.py's text of these tensors (storage-dtype bits), sorted by name."""
+    from dump_subject import BITS
+    lines = []
+    for name in sorted(n for n in names if n in tensors):
+        t = tensors[name].detach().cpu().contiguous()
+        dtype, view = BITS[t.dtype]
+        raw = t.view(view).numpy().reshape(-1)
+        raw = raw.astype(raw.dtype.newbyteorder("<"), copy=False).tobytes().hex()
+        lines.append(f"{(rename or {}).get(name, name)} {dtype} {','.join(str(s) for s in t.shape)} {raw}\n")
+    return "".join(lines)
 
 
 def script_dumps(module, tag):
@@ -72,7 +115,7 @@ def count(dump, dtype, test):
     return n
 
 
-subject_sees, subnormals, nans = {}, 0, 0
+subject_sees, subnormals, nans, short_sees, short_nans, upstream = {}, 0, 0, {}, 0, 0
 for path in cases:
     tag = os.path.splitext(os.path.basename(path))[0]
     script, module = emit(path, tag)
@@ -86,6 +129,14 @@ for path in cases:
     kind = module.CASE["kind"]
     names = ("x", "w", "target", "bias", "ce_weight") if kind == "flce" else ("a", "b", "c")
     subject_sees[tag] = "".join(line + "\n" for line in tensors.splitlines() if line.split(" ")[0] in names)
+    short = short_tensors(path, tag)
+    if short is not None:
+        short_sees[tag] = tensor_lines(short, names)
+        short_nans += count(short_sees[tag], "bf16", lambda h: (h & 0x7F80) == 0x7F80 and (h & 0x7F) != 0)
+        if "grad_loss" in short:
+            upstream += 1
+            if tensor_lines(short, ["grad_loss"], {"grad_loss": "token_grad"}) not in ours:
+                failures.append(f"short script, {tag}: its upstream gradient is not flce's token_grad")
     subnormals += count(tensors, "fp16", lambda h: (h & 0x7C00) == 0 and (h & 0x3FF) != 0)
     nans += count(tensors, "bf16", lambda h: (h & 0x7F80) == 0x7F80 and (h & 0x7F) != 0)
     # The subject side through flce's runner: same case, cheap compile (inputs do not depend on it).
@@ -107,6 +158,12 @@ for tag, text in subject_sees.items():
     else:
         print(f"end to end identical: {tag}")
 
+for tag, text in short_sees.items():
+    if text not in received:
+        failures.append(f"short script, {tag}: its literal tensors are not what flce handed the subject")
+    else:
+        print(f"short script identical: {tag}")
+
 # The script's own flag, through its command line.
 script = os.path.join(work, f"{os.path.splitext(os.path.basename(cases[0]))[0]}.py")
 run([sys.executable, script, "--dump-inputs", os.path.join(work, "cli.values")], cwd=work)
@@ -122,7 +179,11 @@ if script_dumps(other, "other-seed")[0] == run([flce, "repro", "--dump-inputs", 
     failures.append("control: another seed gave the same values")
 if subnormals == 0 or nans == 0:
     failures.append(f"control: fp16 subnormals {subnormals}, bf16 NaNs {nans}: a rounding path went untested")
-print(f"compared {subnormals} fp16 subnormals and {nans} bf16 NaNs")
+if len(short_sees) < 5 or short_nans == 0 or upstream == 0:
+    failures.append(f"control: {len(short_sees)} short scripts, {short_nans} bf16 NaNs, {upstream} upstream gradients "
+                    "in them: too little compared")
+print(f"compared {subnormals} fp16 subnormals and {nans} bf16 NaNs; {len(short_sees)} short scripts, "
+      f"{short_nans} bf16 NaNs and {upstream} upstream gradients in them")
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
 print("the script's inputs are flce's, bit for bit")

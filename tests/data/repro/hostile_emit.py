@@ -4,9 +4,12 @@ usage: hostile_emit.py FLCE WORKDIR CASE.json
 
 Subject name, subject path, expected outcome and the case file's path carry quotes, triple
 quotes, backslashes, newlines and statements that would create a marker file if executed.
-The script must compile, carry every string back exactly (parsed out of its PAYLOAD with
+The long script must compile, carry every string back exactly (parsed out of its PAYLOAD with
 ast, never executed for that), have the same statements as a benign emission, and running
-it must not create the marker (it skips: the hostile subject cannot be imported).
+it must not create the marker (it skips: the hostile subject cannot be imported). The short
+script (a built-in subject, so only the subject path and the case's path are hostile) must
+compile, carry the path back in its sys.path literal, have a benign emission's statements,
+and run without creating the marker.
 """
 import ast
 import json
@@ -58,8 +61,10 @@ def shape(source):
 
 
 hostile = os.path.join(work, "hostile.py")
-text = emit([case_path, "--subject", subject, "--subject-path", subject_path, "--expect", expect], hostile)
-benign = emit([case_src, "--subject", "aten-dtype-out", "--expect", "pass"], os.path.join(work, "benign.py"))
+text = emit([case_path, "--subject", subject, "--subject-path", subject_path, "--expect", expect, "--long-form"],
+            hostile)
+benign = emit([case_src, "--subject", "aten-dtype-out", "--expect", "pass", "--long-form"],
+              os.path.join(work, "benign.py"))
 py_compile.compile(hostile, doraise=True)
 failures = []
 if not text.isascii():
@@ -78,6 +83,43 @@ if os.path.exists(marker):
 if run.returncode != 2 or "SKIP: cannot import subject" not in run.stdout:
     failures.append(f"expected SKIP (exit 2) for the unimportable subject, got {run.returncode}:\n"
                     f"{run.stdout}\n{run.stderr}")
+
+
+def shape_short(source):
+    """The short script's statements with every string constant blanked."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = ""
+    return ast.dump(tree)
+
+
+def path_literal(source):
+    """The argument of the short script's sys.path.insert(0, ...), read as a literal."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "sys.path.insert":
+            return ast.literal_eval(node.args[1])
+    return None
+
+
+short = os.path.join(work, "short.py")
+text = emit([case_path, "--subject", "aten-dtype-out", "--subject-path", subject_path, "--expect", "pass"], short)
+benign_path = os.path.join(work, "benign-tree")
+os.makedirs(benign_path)
+benign = emit([case_src, "--subject", "aten-dtype-out", "--subject-path", benign_path, "--expect", "pass"],
+              os.path.join(work, "benign-short.py"))
+py_compile.compile(short, doraise=True)
+if "PAYLOAD = json.loads(" in text or not text.isascii():
+    failures.append("the short script is not the short form, or not plain ASCII")
+if path_literal(text) != subject_path:
+    failures.append(f"short: subject path did not round-trip: {path_literal(text)!r}")
+if shape_short(text) != shape_short(benign):
+    failures.append("the hostile short script's statements differ from a benign one's")
+run = subprocess.run([sys.executable, short], capture_output=True, text=True, cwd=work, timeout=300)
+if os.path.exists(marker):
+    failures.append("the short script executed a hostile string (marker file exists)")
+if run.returncode not in (0, 1) or "REPRODUCED" not in run.stdout:
+    failures.append(f"the short script did not run to a verdict ({run.returncode}):\n{run.stdout}\n{run.stderr}")
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
-print("hostile strings stayed data: compiled, round-tripped, not executed, skipped")
+print("hostile strings stayed data: compiled, round-tripped, not executed, skipped (long); run to a verdict (short)")
