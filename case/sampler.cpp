@@ -27,7 +27,7 @@ TokenGrad draw_token_grad(uint64_t d) {
 // box, and pytorch#181735 on every Liger tree). Only a family compiled with dynamic=True, which
 // one compile serves for any shape, draws from a pool of shapes. Second shapes are found on
 // purpose in the sequence families (sampler.hpp, is_sequence_family).
-Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
+Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member, const SampleSpace& sp) {
   // The pool depends on the family only; the pick and the data on the member.
   std::mt19937_64 pool_rng(seed * 0xD1B54A32D192ED03ull + family * 0x9E3779B97F4A7C15ull + 1);
   std::array<std::array<int64_t, 3>, kShapePool> pool{};
@@ -45,6 +45,10 @@ Case family_member(Case cfg, uint64_t seed, uint64_t family, uint64_t member) {
   c.BT = shape[0];
   c.H = shape[1];
   c.V = shape[2];
+  if (sp.eager_groups) {  // no compile to keep: BT and H free, V (what kernels specialize on) fixed
+    c.BT = 1 + static_cast<int64_t>(u(static_cast<uint64_t>(sp.max_BT)));
+    c.H = 1 + static_cast<int64_t>(u(static_cast<uint64_t>(sp.max_H)));
+  }
   if (c.is_op()) return c;
   const double fr[] = {0.0, 0.0, 0.1, 0.5, 1.0};
   c.ignore_fraction = fr[u(5)];
@@ -96,14 +100,14 @@ Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   Case cfg = family < 6 && !sp.dtype ? plain_config(family, sp.device)
                                                        : sample_one(seed ^ 0x5851F42D4C957F2Dull, family, sp);
   drop_parameters(cfg, sp.without);
-  if (is_sequence_family(family) && !cfg.is_op()) {
+  if (is_sequence_family(family) && !cfg.is_op() && !sp.eager_groups) {
     // Every member first feeds the compiled function another BT: its second shape, on purpose.
     std::mt19937_64 rng(seed * 0x2545F4914F6CDD1Dull + family);
     int64_t bt2 = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(sp.max_BT));
     if (bt2 == cfg.BT) bt2 = cfg.BT % sp.max_BT + 1;
     if (bt2 != cfg.BT) cfg.extra_BT = {bt2};
   }
-  return within_fp16_range(family_member(cfg, seed, family, member));
+  return within_fp16_range(family_member(cfg, seed, family, member, sp));
 }
 
 const std::vector<std::string>& flce_parameters() {

@@ -28,6 +28,10 @@ struct SampleSpace {
   // With families, families 0..5 are the plain configurations: defaults, each dtype,
   // accum_dtype none and fp32 (what most users run; a campaign should speak for them first).
   uint64_t family_size = 1;
+  // The eager lane's groups (campaign lanes.hpp): families whose members also vary BT and H, V
+  // and every flag fixed, so Triton kernels specialized on them (Liger's BLOCK_SIZE from V, its
+  // constexpr flags) are compiled once per group, not once per case; no sequence families.
+  bool eager_groups = false;
   // Subject parameters (flce_parameters()) the subject lacks: never drawn, the case keeps the
   // parameter's neutral value (a campaign learns them from its workers at start, so its time
   // goes to cases the subject can run). Everything else is drawn as without them.

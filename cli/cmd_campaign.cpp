@@ -50,6 +50,10 @@ void add_campaign_commands(CLI::App& app) {
                   "cases; compiled: + compiled run and backend ladder, families), or eager / compiled / "
                   "eager,compiled to split --workers. Default without --lanes and --workers: a quarter of the "
                   "workers (at least one) compiled, the rest eager; one worker: compiled");
+    c->add_option("--cpus", o.cpus,
+                  "CPUs this campaign may use: its workers split them for OpenMP and Inductor's compile threads "
+                  "(default: the CPUs of the affinity mask); for several campaigns on one box")
+        ->check(CLI::Range(0, 4096));
     c->add_option("--seed", o.seed, "Sampler seed (case k of seed s is always the same case)")->capture_default_str();
     c->add_option("--case-timeout", o.case_timeout_s, "Seconds one case may take before its worker is killed")
         ->capture_default_str();
@@ -68,6 +72,12 @@ void add_campaign_commands(CLI::App& app) {
     c->add_option("--family", o.family_size,
                   "Sampled cases per graph configuration: a worker runs a family's cases in a row and reuses "
                   "its compiled function (1: every case its own configuration)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
+        ->capture_default_str();
+    c->add_option("--eager-group", o.eager_group,
+                  "Eager-lane cases per group: one worker runs a group's cases in a row, every flag and V fixed, "
+                  "BT, H and values varied, so the subject's JIT kernels are compiled once per group (1: every "
+                  "case its own configuration)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
         ->capture_default_str();
     c->add_option("--candidates", o.candidates,

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "case/memory.hpp"
 #include "cli/commands.hpp"
 #include "oracles/golden.hpp"
 #include "judge/summary.hpp"
@@ -17,6 +18,7 @@ void add_reference_command(CLI::App& app) {
   r->add_flag("--values", values, "With --json: include every value");
   r->callback([] {
     Case c = file.empty() ? example_case() : from_json_file(file);
+    check_fits_memory(c);  // before any allocation: a clear refusal, not std::bad_alloc halfway
     Inputs in = make_inputs(c);
     Outputs out = golden(c, in);
     if (as_json) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <fmt/format.h>
 
+#include "case/memory.hpp"
 #include "cli/commands.hpp"
 #include "case/sequence.hpp"
 #include "judge/differential.hpp"
@@ -87,6 +88,7 @@ void add_run_commands(CLI::App& app) {
     r->add_flag("--no-ladder", no_ladder, "Do not walk the backend ladder on compiled failures");
     r->callback([] {
       const Sequence seq = file.empty() ? Sequence{{example_case()}} : any_case_from_json_file(file);
+      for (auto& call : seq.calls) check_fits_memory(call);
       const Case& c = seq.last();
       nlohmann::json git_record;
       if (!resolve_subject_git(subject_git, subject_path, "run", &git_record)) return;  // before the host starts

@@ -147,3 +147,48 @@ TEST(CoverageGuide, NeighboursChangeOneFieldToEachOtherValue) {
   EXPECT_GE(ns.size(), 25u);
   for (auto& n : neighbours(c, {"bias", "softcap"})) EXPECT_TRUE(!n.bias && !n.softcap) << "never what the subject lacks";
 }
+
+namespace flce {
+namespace {
+
+TEST(Explained, AValueWhoseCompileAlwaysFailsOneKnownWayIsExplained) {
+  ExplainedCells e;
+  e.add({"accum_dtype=fp32", "reduction=mean"}, "g1", "tier1-decomposition");
+  e.add({"accum_dtype=fp32", "reduction=sum"}, "g2", "tier1-decomposition");
+  EXPECT_TRUE(e.cells().empty());  // two configurations are not "a few"
+  e.add({"accum_dtype=fp32", "reduction=mean"}, "g3", "tier1-decomposition");
+  e.add({"accum_dtype=none", "reduction=mean"}, "g4", "");  // passed
+  const auto ex = e.explained();
+  ASSERT_EQ(ex.count("accum_dtype=fp32"), 1u);
+  EXPECT_EQ(ex.at("accum_dtype=fp32").signature, "tier1-decomposition");
+  EXPECT_EQ(ex.at("accum_dtype=fp32").configurations, 3);
+  EXPECT_FALSE(ex.count("reduction=mean"));  // 2 of 4 configurations: no majority
+  // A value that also passes somewhere is not explained.
+  e.add({"accum_dtype=fp32"}, "g5", "");
+  e.add({"accum_dtype=fp32"}, "g6", "");
+  EXPECT_FALSE(e.explained().count("accum_dtype=fp32"));
+  ExplainedCells r = ExplainedCells::from_json(nlohmann::json::parse(e.to_json().dump()));
+  EXPECT_EQ(r.seen, e.seen);
+}
+
+TEST(Explained, AnExplainedValuesShareFallsButNeverToNone) {
+  SampleSpace sp;
+  sp.family_size = 8;
+  CoverageTable cov;
+  auto share = [&](const std::set<std::string>& explained) {
+    std::map<uint64_t, uint32_t> picks;
+    int with = 0, families = 0;
+    for (uint64_t fam = 6; fam < 206; ++fam, ++families)
+      with += guided_sample(5, fam * 8, sp, cov, 8, picks, explained).c.accum_dtype.has_value();
+    return static_cast<double>(with) / families;
+  };
+  const double before = share({}), after = share({"accum_dtype=fp32"});
+  EXPECT_GT(before, 0.3);  // the sampler draws accum fp32 half the time
+  EXPECT_LT(after, 0.15);
+  EXPECT_GT(after, 0.0);   // one family in kExplainedShare may still draw it
+  std::printf("accum_dtype=fp32 in %.0f%% of families before it is explained, %.0f%% after\n", 100 * before,
+              100 * after);
+}
+
+}  // namespace
+}  // namespace flce

@@ -26,6 +26,7 @@
 #include "fuzz/campaign/coverage_guide.hpp"
 #include "fuzz/campaign/finding_book.hpp"
 #include "case/case.hpp"
+#include "case/memory.hpp"
 #include "judge/signature.hpp"
 #include "case/sampler.hpp"
 #include "process/process.hpp"
@@ -129,7 +130,13 @@ class Campaign {
     launch_.mem_gib = o.worker_mem_gib;
     launch_.baseline = o.baseline;
     launch_.baseline_path = o.baseline_path;
-    launch_.threads = std::max(1, usable_cpus() / std::max(o.workers, 1));  // the workers share the cores
+    // The workers share the CPUs the campaign may use (--cpus, else the affinity mask): ten
+    // campaigns on one box must not each size Inductor's compile pool from all of its cores.
+    launch_.threads = std::max(1, (o.cpus > 0 ? o.cpus : usable_cpus()) / std::max(o.workers, 1));
+    // One compile cache per campaign (Inductor's and Triton's, both written by rename), under
+    // --out so a resumed run finds it: what one worker compiled is a hit for the others.
+    const char* shared = std::getenv("FLCE_SHARED_CACHE");
+    if (!shared || std::string(shared) != "0") launch_.cache_dir = (fs::path(o.out) / "cache").string();
   }
   CampaignResult run();
 
@@ -138,9 +145,10 @@ class Campaign {
   void load_state();
   void load_corpus();
   Ticket next_ticket(Slot& s);
-  Ticket next_eager_ticket();
+  Ticket next_eager_ticket(Slot& s);
   SampleSpace sample_space() const;
   bool graph_busy(const std::string& graph, const Slot& except) const;
+  std::set<std::string> explained_now() const { return st_.explained.cells(); }
   void learn_ladder(const Ticket& t, const nlohmann::json& report);
   std::optional<uint64_t> next_in_family(uint64_t family);
   uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
@@ -189,6 +197,7 @@ class Campaign {
   std::set<std::string> dispatched_;  // corpus keys handed out this run
   uint64_t cursor_ = 0;               // sample indices below it are all done
   std::set<uint64_t> owned_families_;  // families a slot is working through
+  std::set<uint64_t> owned_groups_;    // eager groups a slot is working through
   std::set<uint64_t> eager_in_flight_;  // eager-lane sample indices handed out, not yet recorded
   int64_t graphs_this_run_ = 0;        // graph configurations first run by this invocation
   double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
@@ -248,6 +257,8 @@ void Campaign::load_state() {
     if (st_.subject_path != o_.subject_path) changed("--subject-path", o_.subject_path, "'" + st_.subject_path + "'");
     if (st_.family_size != o_.family_size)  // sample k would be another case
       changed("--family", std::to_string(o_.family_size), std::to_string(st_.family_size));
+    if (st_.eager_group != o_.eager_group && !st_.eager_seeds.empty())  // likewise for the eager lane
+      changed("--eager-group", std::to_string(o_.eager_group), std::to_string(st_.eager_group));
     if (!st_.seeds.empty() && !st_.seeds.count(o_.seed)) {  // merged states hold several seeds; any of them resumes
       std::string seeds;
       for (auto& [s, cur] : st_.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
@@ -260,6 +271,7 @@ void Campaign::load_state() {
     st_.subject_path = o_.subject_path;
     st_.family_size = o_.family_size;
   }
+  st_.eager_group = o_.eager_group;
   st_.device = o_.cuda ? "cuda" : "cpu";
   if (!o_.subject_git.is_null()) st_.subject_git = o_.subject_git;  // the same tree (subject_path) by the latest ref
   // A finding directory is renamed into place before state.json names it; one the state
@@ -297,6 +309,11 @@ void Campaign::load_corpus() {
     Case c;
     try {
       c = from_json_file(p.string());
+      try {
+        check_fits_memory(c);
+      } catch (const CaseError& e) {
+        throw CaseError(e.field, p.string() + ": " + e.what());
+      }
     } catch (const CaseError& e) {  // input validation (#15): the message already names the file
       throw CampaignInputError(fmt::format("--corpus: case {}", e.what()));
     } catch (const std::exception& e) {
@@ -344,7 +361,7 @@ Ticket Campaign::next_ticket(Slot& s) {
       t.lane = s.lane;
       return t;
     }
-  if (s.lane == Lane::EAGER) return next_eager_ticket();
+  if (s.lane == Lane::EAGER) return next_eager_ticket(s);
   // While the first cases all fail at the call, the next one comes from another family (its
   // own configuration); the family is taken up again later, like an abandoned one.
   const bool hop = probing() && s.family && early_families_.count(*s.family);
@@ -360,14 +377,15 @@ Ticket Campaign::next_ticket(Slot& s) {
       // Two workers never start one graph configuration at once: the second would trace it and
       // walk its ladder again before the first's result is shared (CampaignState::ladders).
       if (graph_busy(Ticket(guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates,
-                                          st_.family_picks).c).graph, s))
+                                          st_.family_picks, explained_now()).c).graph, s))
         continue;
       s.family = fam;
       owned_families_.insert(fam);
       break;
     }
   }
-  const GuidedPick pick = guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates, st_.family_picks);
+  const GuidedPick pick =
+      guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates, st_.family_picks, explained_now());
   Ticket t(pick.c);
   t.sample = std::make_pair(o_.seed, *index);
   t.key = sample_key(o_.seed, Lane::COMPILED, *index) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
@@ -386,18 +404,37 @@ SampleSpace Campaign::sample_space() const {
 // The eager lane: plain cases (no compile to amortize, so every case its own configuration)
 // from the lane's own stream, the lowest index not done and not handed out; coverage-guided
 // like the compiled lane's (coverage_guide.hpp).
-Ticket Campaign::next_eager_ticket() {
+Ticket Campaign::next_eager_ticket(Slot& s) {
   SeedCursor& cur = st_.eager_seeds[o_.seed];
-  uint64_t i = cur.next;
-  while (cur.done(i) || eager_in_flight_.count(i)) ++i;
-  eager_in_flight_.insert(i);
+  const uint64_t g = std::max<uint64_t>(st_.eager_group, 1);
+  auto open_in = [&](uint64_t group) -> std::optional<uint64_t> {
+    for (uint64_t i = group * g; i < (group + 1) * g; ++i)
+      if (!cur.done(i) && !eager_in_flight_.count(i)) return i;
+    return std::nullopt;
+  };
+  // A slot works through one group at a time (its Triton kernels stay warm in that process);
+  // the next group is the lowest one nobody owns that still has cases.
+  std::optional<uint64_t> i = s.family ? open_in(*s.family) : std::nullopt;
+  if (!i) {
+    if (s.family) owned_groups_.erase(*s.family);
+    for (uint64_t group = cur.next / g;; ++group) {
+      if (owned_groups_.count(group)) continue;
+      if ((i = open_in(group))) {
+        s.family = group;
+        owned_groups_.insert(group);
+        break;
+      }
+    }
+  }
+  eager_in_flight_.insert(*i);
   SampleSpace sp = sample_space();
-  sp.family_size = 1;
-  const GuidedPick pick = guided_sample(lane_seed(o_.seed, Lane::EAGER), i, sp, st_.coverage, o_.candidates,
-                                        st_.family_picks);
+  sp.family_size = g;
+  sp.eager_groups = g > 1;
+  const GuidedPick pick = guided_sample(lane_seed(o_.seed, Lane::EAGER), *i, sp, st_.coverage, o_.candidates,
+                                        st_.eager_picks);
   Ticket t(pick.c);
-  t.sample = std::make_pair(o_.seed, i);
-  t.key = sample_key(o_.seed, Lane::EAGER, i) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
+  t.sample = std::make_pair(o_.seed, *i);
+  t.key = sample_key(o_.seed, Lane::EAGER, *i) + (pick.candidate ? fmt::format("~{}", pick.candidate) : "");
   t.lane = Lane::EAGER;
   return t;
 }
@@ -532,7 +569,16 @@ void Campaign::record(const Ticket& t, const std::string& subject_outcome, const
   st_.lanes[std::string(lane_name(t.lane))].add(
       report.value("timing", nlohmann::json()), worker_ms,
       std::chrono::duration<double, std::milli>(Clock::now() - t.sent).count());
-  if (t.lane == Lane::COMPILED) learn_ladder(t, report);
+  if (t.lane == Lane::COMPILED) {
+    learn_ladder(t, report);
+    // What this configuration's compile showed, per field value (explained.hpp).
+    std::string known_failure;
+    if (is_compile_failure(subject_outcome))
+      for (auto& o : report.value("oracles", nlohmann::json::array()))
+        if (o.value("oracle", "") == "compiled" && o.contains("signature") && o["signature"].value("known", false))
+          known_failure = o["signature"].value("id", "");
+    st_.explained.add(t.cells, t.graph, known_failure);
+  }
   Finding* f = nullptr;
   bool fresh = false;
   if (is_finding(outcome)) {

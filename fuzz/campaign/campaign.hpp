@@ -20,6 +20,7 @@ struct CampaignOptions {
   std::string out, corpus, subject, subject_path;
   nlohmann::json subject_git;  // --subject-git's record (cli/commands.hpp), kept in state.json; null without
   int workers = 1;  // all lanes together
+  int cpus = 0;     // CPUs the campaign may use (compile threads per worker); 0: the affinity mask
   // Workers per lane (lanes.hpp); empty: `workers` compiled workers (the campaign before lanes).
   std::vector<LanePlan> lanes;
   uint64_t seed = 1;
@@ -31,6 +32,9 @@ struct CampaignOptions {
   int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
   double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
   uint64_t family_size = 32;    // sampled cases per graph configuration (sampler.hpp); 1: none
+  // The eager lane's groups: cases sharing every flag and V, varying BT, H and values, run by one
+  // worker in a row so the subject's kernel caches hit (sampler.hpp eager_groups); 1: plain cases.
+  uint64_t eager_group = 16;
   // A family is retired by a compile failure that its graph configuration has now shown N
   // times in the campaign (any family, any worker, resumed runs too; CampaignState::ladders):
   // its other cases would only show that failure again, at a full trace each (a failed

@@ -209,6 +209,8 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   CampaignState m;
   m.subject = shards.front().st.subject;
   m.subject_path = shards.front().st.subject_path;
+  m.family_size = shards.front().st.family_size;
+  m.eager_group = shards.front().st.eager_group;
   m.subject_git = shards.front().st.subject_git;
   std::map<uint64_t, std::string> seed_owner;
   std::string journal;
@@ -227,6 +229,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
     m.corpus_done.insert(st.corpus_done.begin(), st.corpus_done.end());
     m.graphs.insert(st.graphs.begin(), st.graphs.end());
     m.coverage.merge(st.coverage);
+    m.explained.merge(st.explained);
     m.families_retired += st.families_retired;
     m.cases_retired += st.cases_retired;
     auto seeds = nlohmann::ordered_json::array();

@@ -257,6 +257,20 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     md.add(shards);
   }
   md.add(coverage_details(st.coverage));  // fuzz/campaign/coverage.cpp
+  if (const auto ex = st.explained.explained(); !ex.empty()) {
+    // Field values whose compiled outcome is known: the sampler gives them a small share (one
+    // family in kExplainedShare) and spends the lane where the outcome has not been seen.
+    md.heading(2, "Explained field values (compiled lane)");
+    Table t{{"field value", "compiled outcome", "configurations", "cases since"}, {}};
+    for (auto& [cell, why] : ex) {
+      int64_t compiled = 0;
+      if (auto l = st.coverage.lanes.find("compiled"); l != st.coverage.lanes.end())
+        if (auto c = l->second.find(cell); c != l->second.end()) compiled = c->second.cases;
+      t.row({md_code(cell), md_code(why.signature), fmt::format("{} of {}", why.configurations, why.of),
+             fmt::format("{} compiled cases in all; 1 family in {} may still draw it", compiled, kExplainedShare)});
+    }
+    md.add(t);
+  }
   if (st.findings.empty()) {
     md.paragraph("No findings.");
     return md;
@@ -345,6 +359,10 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["unsupported_by_subject"] = {{"cases", unsupported_by_subject(st)}, {"by_param", unsupported_by_param(st)}};
   j["outcomes"] = st.outcomes;
   j["coverage"] = coverage_report_json(st.coverage);
+  auto ex = nlohmann::ordered_json::object();
+  for (auto& [cell, why] : st.explained.explained())
+    ex[cell] = {{"signature", why.signature}, {"configurations", why.configurations}, {"of", why.of}};
+  j["explained"] = ex;
   auto fj = nlohmann::ordered_json::array();
   for (auto* fp : in_report_order(st)) {
     const Finding& f = *fp;

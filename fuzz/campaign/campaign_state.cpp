@@ -103,9 +103,14 @@ nlohmann::ordered_json CampaignState::to_json() const {
   j["cases_retired"] = cases_retired;
   if (!abandoned.empty()) j["abandoned"] = abandoned;
   j["coverage"] = coverage.to_json();
+  j["explained"] = explained.to_json();
   nlohmann::ordered_json picks = nlohmann::ordered_json::object();
   for (auto& [fam, cand] : family_picks) picks[std::to_string(fam)] = cand;
   j["family_picks"] = picks;
+  nlohmann::ordered_json epicks = nlohmann::ordered_json::object();
+  for (auto& [g, cand] : eager_picks) epicks[std::to_string(g)] = cand;
+  j["eager_picks"] = epicks;
+  j["eager_group"] = eager_group;
   nlohmann::ordered_json nb = nlohmann::ordered_json::array();
   for (auto& [key, case_json] : neighbours) nb.push_back({{"key", key}, {"case", case_json}});
   j["neighbours"] = nb;
@@ -174,8 +179,12 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
   if (j.contains("abandoned") && j["abandoned"].is_object())
     for (auto& [k, v] : j["abandoned"].items()) s.abandoned[k] = integer_of<int64_t>(v, "abandoned." + k);
   if (j.contains("coverage")) s.coverage = CoverageTable::from_json(j["coverage"]);  // older states: none
+  if (j.contains("explained")) s.explained = ExplainedCells::from_json(j["explained"]);
   if (j.contains("family_picks"))
     for (auto& [k, v] : j["family_picks"].items()) s.family_picks[std::stoull(k)] = v.get<uint32_t>();
+  if (j.contains("eager_picks") && j["eager_picks"].is_object())
+    for (auto& [k, v] : j["eager_picks"].items()) s.eager_picks[std::stoull(k)] = integer_of<uint32_t>(v, "eager_picks." + k);
+  s.eager_group = integer_at<uint64_t>(j, "eager_group", uint64_t{1});  // states from before groups: plain cases
   const nlohmann::json neighbours_j = j.value("neighbours", nlohmann::json::array());  // a named copy: items() of a temporary dangles
   for (auto& n : neighbours_j)
     s.neighbours.emplace_back(n.at("key").get<std::string>(), n.at("case").get<std::string>());

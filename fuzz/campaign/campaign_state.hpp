@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fuzz/campaign/coverage.hpp"
+#include "fuzz/campaign/explained.hpp"
 #include "fuzz/campaign/lanes.hpp"
 #include "fuzz/findings/finding.hpp"
 #include "report/write.hpp"
@@ -59,7 +60,10 @@ struct CampaignState {
   // Coverage guidance (coverage_guide.hpp): cases and findings per field value and lane; the
   // candidate each guided family runs; the neighbours of findings still to run (key, case JSON).
   CoverageTable coverage;
+  ExplainedCells explained;  // the compiled lane's outcome per field value (explained.hpp)
   std::map<uint64_t, uint32_t> family_picks;
+  std::map<uint64_t, uint32_t> eager_picks;  // the eager lane's groups' picks
+  uint64_t eager_group = 1;  // cases per eager group (sampler.hpp, eager_groups); 1: plain cases
   std::vector<std::pair<std::string, std::string>> neighbours;
   std::vector<Finding> findings;            // in order of first sight
   nlohmann::json environment;               // the workers' fingerprint (torch, Python, ...)

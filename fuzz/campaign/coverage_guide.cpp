@@ -18,10 +18,19 @@ int64_t uncovered(const Case& c, const CoverageTable& cov) {
   for (auto& cell : coverage_cells(c)) n += cov.cases(cell) == 0;
   return n;
 }
+// A candidate's score: the cells it covers first; one carrying an explained cell ranks below every
+// candidate that carries none.
+int64_t score(const Case& c, const CoverageTable& cov, const std::set<std::string>& explained) {
+  int64_t hits = 0;
+  if (!explained.empty())
+    for (auto& cell : coverage_cells(c)) hits += explained.count(cell);
+  return hits ? -hits : uncovered(c, cov);
+}
 }  // namespace
 
 GuidedPick guided_sample(uint64_t seed, uint64_t index, const SampleSpace& sp, const CoverageTable& cov,
-                         int candidates, std::map<uint64_t, uint32_t>& family_picks) {
+                         int candidates, std::map<uint64_t, uint32_t>& family_picks,
+                         const std::set<std::string>& explained_cells) {
   const bool families = sp.family_size > 1;
   const uint64_t family = families ? index / sp.family_size : index;
   if (families) {
@@ -29,11 +38,13 @@ GuidedPick guided_sample(uint64_t seed, uint64_t index, const SampleSpace& sp, c
       return {sample_case(candidate_seed(seed, it->second), index, sp), it->second};
     if (family < 6 && !sp.dtype) candidates = 1;  // the plain configurations speak for most users
   }
+  static const std::set<std::string> none;
+  const std::set<std::string>& explained = family % kExplainedShare == 0 ? none : explained_cells;
   GuidedPick best{sample_case(seed, index, sp), 0};
-  int64_t best_n = uncovered(best.c, cov);
+  int64_t best_n = score(best.c, cov, explained);
   for (uint32_t j = 1; j < static_cast<uint32_t>(std::max(candidates, 1)) && best_n < 1000; ++j) {
     Case c = sample_case(candidate_seed(seed, j), index, sp);
-    const int64_t n = uncovered(c, cov);
+    const int64_t n = score(c, cov, explained);
     if (n > best_n) best = {std::move(c), j}, best_n = n;
   }
   if (families) family_picks[family] = best.candidate;

@@ -18,6 +18,7 @@
 
 #include "case/sampler.hpp"
 #include "fuzz/campaign/coverage.hpp"
+#include "fuzz/campaign/explained.hpp"
 
 namespace flce {
 
@@ -34,8 +35,11 @@ struct GuidedPick {
 // (space.family_size > 1) the pick is made once per family, at its first dispatched member, and
 // kept in `family_picks` (state.json), so a family keeps one configuration; the plain
 // configurations (families 0..5) are never guided.
+// `explained` (explained.hpp): cells a candidate should avoid; one family in kExplainedShare is
+// exempt, so an explained value keeps a small share and a fix of its failure still shows.
 GuidedPick guided_sample(uint64_t seed, uint64_t index, const SampleSpace& space, const CoverageTable& cov,
-                         int candidates, std::map<uint64_t, uint32_t>& family_picks);
+                         int candidates, std::map<uint64_t, uint32_t>& family_picks,
+                         const std::set<std::string>& explained = {});
 
 // The case with one field changed, for each field to each of its other values (dtypes, accum,
 // reduction, each flag, softcap, smoothing, z-loss scale, ignored fraction, requires_grad,
