@@ -165,11 +165,19 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
       if (it == e.end() && known) it = e.find(LadderMemo::key(c, rep.ladder_signature));  // walked for this graph
       if (it != e.end()) memo = &it->second;
     }
+    std::optional<LadderMemo::Entry> gated;  // a ladder another worker walked meanwhile
+    if (!memo && opt.ladder && opt.ladder_gate && co.status == SubjectStatus::ERROR && !stopped()) {
+      gated = opt.ladder_gate(rep.ladder_signature, known);
+      if (gated) {
+        if (!memo_key.empty()) opt.ladder_memo->entries[memo_key] = *gated;
+        memo = &*gated;
+      }
+    }
     if (memo) {
       rep.ladder = memo->ladder;
       rep.first_failing_stage = memo->first_failing_stage;
       rep.ladder_memoized = true;
-      ++opt.ladder_memo->hits;
+      if (opt.ladder_memo) ++opt.ladder_memo->hits;
     } else if (opt.ladder && !co.pass() && co.status != SubjectStatus::UNSUPPORTED && !stopped()) {
       // The stage reported is the first backend that shows the *same* failure as the
       // compiled run; a backend failing differently (e.g. an op with no CPU kernel under

@@ -36,6 +36,11 @@ struct RunOptions {
   // A subject process that died ends the case there, instead of restarting the interpreter
   // for the next oracle: the campaign wants one crash per case, fast.
   bool stop_when_subject_dies = false;
+  // Campaign workers: asked before a ladder walk that no memo answers, with the compiled run's
+  // signature id and whether it is a known one. The answer is either "walk it" (nullopt) or the
+  // ladder another worker walked meanwhile (the campaign makes one worker walk and the others
+  // wait for its ladder: once per known signature, once per graph for the rest).
+  std::function<std::optional<struct LadderMemoEntry>(const std::string& signature, bool known)> ladder_gate;
 };
 
 // One oracle's outcome: ran and was judged, raised, or could not run here.
@@ -64,11 +69,13 @@ struct LadderStep {
 // graph_key(c) + "|" + the compiled run's signature id. A trace-time error that one graph
 // raises for one shape it raises for the family's other shapes too (the shape is fed, not
 // traced into the key), so a campaign shares these across workers (fuzz/campaign/lanes.hpp).
+struct LadderMemoEntry {
+  std::vector<LadderStep> ladder;
+  std::string first_failing_stage;
+};
+
 struct LadderMemo {
-  struct Entry {
-    std::vector<LadderStep> ladder;
-    std::string first_failing_stage;
-  };
+  using Entry = LadderMemoEntry;
   std::map<std::string, Entry> entries;
   int64_t hits = 0;
   static std::string key(const Case& c, const std::string& signature);

@@ -12,7 +12,7 @@
 #   FLCE_STEPS (default "gpu_tests bench runs ctest": the GPU suite and the benchmark in one
 #     call). Others: fixes (flce_workaround vs Liger PR
 #     #1328, scripts/compare_fixes.py), campaign (vs Liger on every GPU), gate (Liger PRs
-#     #1324 and #1328 against their merge bases), triage (scripts/gpu_triage.sh), evidence (scripts/gpu_evidence.sh), proofs (scripts/gpu_proofs.sh), history (scripts/liger_history.sh: pinned
+#     #1324 and #1328 against their merge bases), triage (scripts/gpu_triage.sh), evidence (scripts/gpu_evidence.sh), proofs (scripts/gpu_proofs.sh), campaigns (scripts/gpu_campaigns.sh), history (scripts/liger_history.sh: pinned
 #     Liger cases on old trees, two bisects); need .carry/liger* from gpu_prepare.sh.
 #     Steps without gpu_tests/bench/ctest build the flce binary only.
 #   Campaign: FLCE_CAMPAIGN_MIN (2), FLCE_CAMPAIGN_WORKERS (4 per GPU), FLCE_CAMPAIGN_FAMILY (32),
@@ -317,6 +317,14 @@ if want proofs && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
   rc=$?
   record proofs "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; proofs.tgz"
   tail -c 11000 "$OUT/proofs_run.log"
+fi
+
+# ---- campaign measurements for issues #20-#22 (scripts/gpu_campaigns.sh; FLCE_CAMPAIGNS=b1|b2) ----
+if want campaigns && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
+  FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout "$(left)" bash scripts/gpu_campaigns.sh >"$OUT/campaigns_run.log" 2>&1
+  rc=$?
+  record campaigns "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; campaigns.tgz"
+  tail -c 11500 "$OUT/campaigns_run.log"
 fi
 
 # ---- everything else ----

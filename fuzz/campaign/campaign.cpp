@@ -150,6 +150,13 @@ class Campaign {
   bool graph_busy(const std::string& graph, const Slot& except) const;
   std::set<std::string> explained_now() const { return st_.explained.cells(); }
   void learn_ladder(const Ticket& t, const nlohmann::json& report);
+  // One walk per ladder key: the first worker to ask walks it, the others wait for its ladder.
+  void answer_ladder_query(Slot& s, const std::string& sig, bool known);
+  void release_walks(const Slot& s);  // the walker's case ended: its waiters get the ladder or walk
+  void send_ladder_answer(Slot& s, const nlohmann::json& answer);
+  std::map<std::string, Slot*> walking_;               // ladder key -> the slot walking it
+  // ladder key -> slots waiting for it, with the case each asked for (a slot may have moved on)
+  std::map<std::string, std::vector<std::pair<Slot*, std::string>>> waiters_;
   std::optional<uint64_t> next_in_family(uint64_t family);
   uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
   void spawn(Slot& s);
@@ -463,8 +470,10 @@ void Campaign::dispatch(Slot& s, Ticket t) {
   s.since = Clock::now();
   s.t.sent = s.since;
   nlohmann::json req{{"key", s.t.key}, {"case", nlohmann::json::parse(s.t.case_json)}, {"lane", lane_name(s.t.lane)}};
-  if (s.t.lane == Lane::COMPILED)  // what this graph's earlier cases learned: no worker walks a ladder twice
+  if (s.t.lane == Lane::COMPILED) {  // what this graph's earlier cases learned: no worker walks a ladder twice
     if (auto known = ladders_for(st_.ladders, s.t.graph); !known.empty()) req["ladders"] = known;
+    req["ladder_gate"] = true;  // and one that would walk a new one asks first (ladder_query)
+  }
   s.proc->send(req.dump() + "\n");  // a dead worker shows up as its exit in the loop
 }
 
@@ -487,6 +496,10 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
   if (j.value("bad_input", false)) throw CampaignInputError(j.value("why", "the worker refused the subject"));
   if (j.contains("stage")) {
     s.stage = j["stage"].get<std::string>();
+    return;
+  }
+  if (j.contains("ladder_query")) {
+    answer_ladder_query(s, j["ladder_query"].get<std::string>(), j.value("known", false));
     return;
   }
   const std::string outcome = j.value("outcome", "flce-error@protocol");
@@ -516,6 +529,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
   if (j.contains("baseline_outcome"))
     base = {{"outcome", j["baseline_outcome"]}, {"report", j.value("baseline_report", nlohmann::json::object())}};
   record(s.t, outcome, report, detail.substr(0, 300), poisoned, died ? log_tail(s) : "", j.value("wall_ms", 0.0), base);
+  release_walks(s);
   if (poisoned || died) {
     // The worker exits after reporting a poisoned context or a dead subject; handing it the
     // next case would record that case as a crash (seen on the GPU box: "crash:exit-0@queued").
@@ -537,6 +551,7 @@ void Campaign::worker_ended(Slot& s, const std::string& how) {
     const std::string outcome = fmt::format("crash:{}@{}", how, s.stage);
     nlohmann::json rep{{"outcome", outcome}, {"exit", how}, {"stage", s.stage}, {"case_key", s.t.key}};
     record(s.t, outcome, rep, "worker died: " + how + " during " + s.stage, false, log);
+    release_walks(s);
   }
   ++st_.worker_restarts;
   if (g_stop || !budget_left()) {
@@ -758,6 +773,50 @@ void Campaign::learn_ladder(const Ticket& t, const nlohmann::json& report) {
   }
 }
 
+void Campaign::send_ladder_answer(Slot& s, const nlohmann::json& answer) {
+  s.proc->send(nlohmann::json{{"key", s.t.key}, {"ladder_answer", answer}}.dump() + "\n");
+}
+
+void Campaign::answer_ladder_query(Slot& s, const std::string& sig, bool known) {
+  const std::string key = (known ? std::string(kAnyGraph) : s.t.graph) + "|" + sig;
+  if (auto it = st_.ladders.find(key); it != st_.ladders.end() && !it->second.ladder.empty()) {
+    send_ladder_answer(s, {{"walk", false}, {"ladder", it->second.ladder}, {"first_failing_stage", it->second.first_failing_stage}});
+    return;
+  }
+  if (walking_.count(key)) {
+    waiters_[key].emplace_back(&s, s.t.key);
+    return;
+  }
+  walking_[key] = &s;
+  send_ladder_answer(s, {{"walk", true}});
+}
+
+void Campaign::release_walks(const Slot& s) {
+  for (auto it = walking_.begin(); it != walking_.end();) {
+    if (it->second != &s) {
+      ++it;
+      continue;
+    }
+    const std::string key = it->first;
+    it = walking_.erase(it);
+    auto waiting = std::move(waiters_[key]);
+    waiters_.erase(key);
+    auto l = st_.ladders.find(key);
+    for (auto& [w, case_key] : waiting) {
+      if (w->st != Slot::BUSY || w->t.key != case_key) continue;  // that case ended another way
+      if (l != st_.ladders.end() && !l->second.ladder.empty()) {
+        send_ladder_answer(*w, {{"walk", false}, {"ladder", l->second.ladder},
+                                {"first_failing_stage", l->second.first_failing_stage}});
+      } else if (!walking_.count(key)) {  // the walk was lost (a crash, a timeout): the next one walks
+        walking_[key] = w;
+        send_ladder_answer(*w, {{"walk", true}});
+      } else {
+        waiters_[key].emplace_back(w, case_key);
+      }
+    }
+  }
+}
+
 // The capabilities a worker read from the subject's signature: what the campaign stops drawing.
 // Every worker runs the same subject; should two disagree, what any of them lacks is avoided.
 void Campaign::learn_capabilities(const nlohmann::json& caps) {
@@ -962,6 +1021,7 @@ CampaignResult Campaign::run() {
         s.st = Slot::IDLE;
         record(s.t, outcome, rep, fmt::format("no result within {} s (in {})", o_.case_timeout_s, s.stage), false,
                log_tail(s));
+        release_walks(s);
         pending_stacks_.clear();
         ++st_.worker_restarts;
         if (budget_left() && !g_stop) spawn(s);
@@ -972,10 +1032,8 @@ CampaignResult Campaign::run() {
     if (!pending_journal_.empty()) commit_due();
     progress(false);
   }
-  for (auto& s : slots_) {
-    if (s.st == Slot::STARTING) s.proc->kill();  // still importing torch: nothing to finish
-    s.proc->stop(10.0);
-  }
+  // Exploration is over and every result is recorded: the idle workers have nothing to finish.
+  for (auto& s : slots_) s.proc->kill();
   if (tty_) std::fprintf(stderr, "\r\033[K");
   save_state();
   const double explore_wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();  // throughput: not shrinking

@@ -1,6 +1,8 @@
 // `flce worker`: the isolated side of a campaign. Protocol (one JSON object per line):
 //   in : {"key": K, "case": {...}, "lane": L, "ladders": [...], "ladder": B}   lane: eager | compiled (default);
 //        ladder false: no backend ladder (the analysis of a finding only asks whether it still fails);
+//        ladder_gate true: before a walk no memo answers, the worker asks and waits:
+//          out {"key": K, "ladder_query": SIG, "known": B}  in {"key": K, "ladder_answer": {"walk": B, "ladder", ...}}
 //        ladders: the campaign's known ladders for this case's graph (lanes.hpp, ladders_for)
 //        or {"key": K, "sequence": {sequence case}, ...} (earlier calls first, same process: the
 //        shrinker's replay of a history; the outcome is the last call's)
@@ -123,6 +125,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
     nlohmann::json req = nlohmann::json::parse(line);
+    if (req.contains("ladder_answer")) continue;  // for a case that ended before its answer came
     const std::string key = req.at("key").get<std::string>();
     std::string stage = "parse";
     RunOptions opt;
@@ -147,6 +150,23 @@ int serve_worker(const CampaignWorkerOptions& o) {
       const Case& c = calls.last();
       configure_lane(lane_named(req.value("lane", "compiled")).value_or(Lane::COMPILED), c, opt);
       if (!req.value("ladder", true)) opt.ladder = false;  // an analysis run: only whether it still fails
+      if (req.value("ladder_gate", false))
+        // Ask the campaign before walking: it makes one worker walk a ladder, the others wait for it.
+        opt.ladder_gate = [&](const std::string& sig, bool known) -> std::optional<LadderMemo::Entry> {
+          emit({{"key", key}, {"ladder_query", sig}, {"known", known}});
+          for (std::string answer; std::getline(std::cin, answer);) {
+            nlohmann::json a = nlohmann::json::parse(answer, nullptr, false);
+            if (!a.is_object() || a.value("key", "") != key || !a.contains("ladder_answer")) continue;
+            const nlohmann::json& la = a["ladder_answer"];
+            if (la.value("walk", true)) return std::nullopt;
+            LadderMemo::Entry e;
+            for (auto& st : la.value("ladder", nlohmann::json::array()))
+              e.ladder.push_back({st.value("backend", ""), st.value("pass", false), st.value("what", "")});
+            e.first_failing_stage = la.value("first_failing_stage", "");
+            return e;
+          }
+          return std::nullopt;  // the campaign is gone
+        };
       if (req.contains("ladders")) learn_ladders(req["ladders"], c, memo);
       RunReport rep = run_sequence(calls, opt).last;
       if (auto why = plugin_import_failure(rep)) {

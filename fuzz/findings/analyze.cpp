@@ -95,7 +95,7 @@ AnalyzeResult analyze(const Case& c, const FailureClass& f, double first_ratio,
       for (int k = 0; k < kConfirmSeeds && !stopped() && left() > 0; ++k) {
         once(with_fresh_seed(c, k));
         ++res.confirm.seeds;
-        const double w = worst_ratio(f, r.report);
+        const double w = oracle_worst_ratio(f, r.report);
         res.confirm.max_ratio = std::max(res.confirm.max_ratio, w);
         if (shows(f, r.outcome, r.report)) ++res.confirm.exceed;
       }

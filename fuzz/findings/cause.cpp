@@ -171,6 +171,16 @@ double worst_ratio(const FailureClass& f, const nlohmann::json& report) {
   return w;
 }
 
+double oracle_worst_ratio(const FailureClass& f, const nlohmann::json& report) {
+  double w = 0;
+  each_oracle(report, f.oracle, [&](const nlohmann::json& o) {
+    for (auto& v : o.value("outputs", nlohmann::json::array()))
+      if (v.is_object() && v.contains("err_over_bound") && v["err_over_bound"].is_number())
+        w = std::max(w, v["err_over_bound"].get<double>());
+  });
+  return w;
+}
+
 bool shows(const FailureClass& f, const std::string& outcome, const nlohmann::json& report) {
   if (f.numeric) return !failing_outputs(f, report).empty();
   bool raised = false;

@@ -37,6 +37,9 @@ bool shows(const FailureClass& f, const std::string& outcome, const nlohmann::js
 std::map<std::string, double> failing_outputs(const FailureClass& f, const nlohmann::json& report);
 // The worst err/bound of the class's outputs in this run (0 when none).
 double worst_ratio(const FailureClass& f, const nlohmann::json& report);
+// The worst err/bound of any output of the class's oracle, failing or not (a fresh seed of a
+// marginal finding that stays in bounds still says how close it came).
+double oracle_worst_ratio(const FailureClass& f, const nlohmann::json& report);
 
 // One feature of a case and the case with it reset to the default (other fields kept; a field
 // that depends on it follows: no ce_weight, no weight_spread regime).

@@ -84,12 +84,14 @@ ProcessSpec worker_spec(const WorkerLaunch& l) {
 WorkerClient::WorkerClient(WorkerLaunch launch, double case_timeout_s, volatile std::sig_atomic_t* stop)
     : launch_(std::move(launch)), case_timeout_s_(case_timeout_s), stop_(stop) {}
 
+// A worker with no case in flight has nothing to finish: a short grace, then it is killed (a
+// campaign ends within --grace-s of its budget, ten of them side by side).
 WorkerClient::~WorkerClient() {
-  if (proc_ && proc_->alive()) proc_->stop(10.0);
+  if (proc_ && proc_->alive()) proc_->stop(2.0);
 }
 
 void WorkerClient::restart() {
-  if (proc_ && proc_->alive()) proc_->stop(10.0);
+  if (proc_ && proc_->alive()) proc_->stop(2.0);
   proc_.reset();
   pending_.clear();
 }

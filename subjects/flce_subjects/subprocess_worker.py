@@ -246,7 +246,11 @@ def main():
         except Exception as e:  # noqa: BLE001 -- the runner never raises; this is the worker's own bug
             import traceback
 
-            link = {"type": "flce.WorkerError", "message": traceback.format_exc(), "frames": []}
+            # The exception first: the first line is what signatures match and what tells a
+            # CUDA context poisoned by an earlier case (the campaign then restarts the worker;
+            # a traceback header there hid it, and 8,347 cases failed in the dead context).
+            link = {"type": "flce.WorkerError", "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()}",
+                    "frames": []}
             reply = {"status": "error", "worker_error": f"{type(e).__name__}: {e}",
                      "error": {"phase": "host", "chain": [link]}}
         channel.write(json.dumps(reply, default=str) + "\n")
