@@ -11,6 +11,10 @@ RUN_MAIN=1
 JOBS=${FLCE_JOBS:-$(nproc)}
 log() { printf '[setup] %s\n' "$*" >&2; }
 t0=$(date +%s)
+# Where set-up's time goes, one line per step, for test.sh's split (build/setup-times.txt).
+declare -a TIMES=()
+step_t=$t0
+step() { local now; now=$(date +%s); TIMES+=("$(printf '%-28s %5d s' "$1" $((now - step_t)))"); step_t=$now; }
 
 # 1. Debian packages (pinned by the distribution: Debian 12).
 DEBS=(cmake ninja-build g++ python3-venv libgtest-dev librapidcheck-dev
@@ -25,6 +29,7 @@ if ((${#missing[@]})); then
 else
   log "Debian packages: all present"
 fi
+step "set-up: Debian packages"
 
 # 2. Python venv from Debian's python3: subjects run in its interpreter.
 PY=/usr/bin/python3
@@ -42,6 +47,7 @@ if [[ "$(cat $STAMP 2>/dev/null)" != "$want" ]]; then
 else
   log "Python packages: pinned set already installed"
 fi
+step "set-up: venv + pip"
 
 # 3. Configure and build (libtorch from the wheel's CMake package).
 if [[ ! -f build/build.ninja ]]; then
@@ -49,9 +55,12 @@ if [[ ! -f build/build.ninja ]]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DFLCE_PYTHON="$ROOT/.venv/bin/python" >/dev/null
 fi
+step "set-up: configure"
 log "build (-j$JOBS)"
 cmake --build build -j "$JOBS" | grep -v '^\[' || true
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { log "build failed"; exit 1; }
+step "set-up: build"
+printf '%s\n' "${TIMES[@]}" >build/setup-times.txt
 log "ready in $(( $(date +%s) - t0 )) s"
 
 # 4. The main job on the embedded default.

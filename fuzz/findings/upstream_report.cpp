@@ -1,4 +1,5 @@
 #include "fuzz/findings/upstream_report.hpp"
+#include "judge/ratio.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,38 @@
 namespace flce {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// What the campaign's analysis found (findings/analyze.hpp): the cause, the outputs under it,
+// the marginal check, and whether a known list already had it; "" for a finding without one.
+std::string cause_paragraph(const nlohmann::json& f) {
+  if (!f.is_object() || f.value("cause_status", "") != "ablated") return "";
+  std::string essential, outputs;
+  const nlohmann::json ess = f.value("essential", nlohmann::json::array());
+  for (auto& e : ess)
+    if (e.is_string()) essential += (essential.empty() ? "`" : ", `") + e.get<std::string>() + "`";
+  const nlohmann::json outs = f.value("outputs", nlohmann::json::object());  // named: items() of a temporary dangles
+  for (auto& [o, n] : outs.items()) outputs += fmt::format("{}{} ({})", outputs.empty() ? "" : ", ", o, n.dump());
+  std::string s = fmt::format("**Cause** (flce's analysis in a fresh worker): `{}`: ", f.value("cause", ""));
+  s += essential.empty() ? "it fails with every feature at its default"
+                         : "the failure goes away when " + essential + " is reset to its default";
+  s += fmt::format(" ({} features tried, {} runs).", f.value("tested", nlohmann::json::array()).size(),
+                   f.value("ablation_runs", 0));
+  if (f.value("count", 0) > 0)
+    s += fmt::format(" Seen in {} cases of the campaign{}.", f.value("count", 0),
+                     outputs.empty() ? "" : "; outputs out of line under this cause: " + outputs);
+  if (f.contains("confirm") && f["confirm"].is_object()) {
+    const auto& c = f["confirm"];
+    s += fmt::format(" Marginal ({} of its bound): on {} fresh seeds of the configuration {} exceed, worst {}.",
+                     ratio_text(c.value("first_ratio", 0.0)), c.value("seeds", 0), c.value("exceed", 0),
+                     ratio_text(c.value("max_ratio", 0.0)));
+  }
+  if (!f.value("known", "").empty()) s += " Known: " + f.value("known", "") + ".";
+  return s;
+}
+
+}  // namespace
 
 namespace {
 
@@ -306,6 +339,7 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
       outcome.empty() ? "?" : outcome));
 
   // ---- environment
+  if (const std::string cause = cause_paragraph(f.finding); !cause.empty()) md.paragraph(cause);
   md.heading(2, "Environment");
   Table et{{"", ""}, {}};
   auto env_row = [&](const char* label, const char* key) {
@@ -504,6 +538,7 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   md.heading(2, "Dedup key");
   Table d{{"", ""}, {}};
   d.row({"outcome signature", md_code(outcome)});
+  if (!str(f.finding, "cause").empty()) d.row({"cause", md_code(str(f.finding, "cause"))});
   if (!str(f.finding, "id").empty()) d.row({"finding id", md_code(str(f.finding, "id"))});
   else if (!outcome.empty()) d.row({"finding id", md_code(finding_id(outcome))});
   if (f.finding.is_object() && f.finding.contains("count")) d.row({"cases that showed it", num(f.finding["count"])});
