@@ -52,7 +52,12 @@ step "set-up: venv + pip"
 # 3. Configure and build (libtorch from the wheel's CMake package).
 if [[ ! -f build/build.ninja ]]; then
   log "cmake configure"
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # -g1: line tables (stacks, crash reports) without full debug info, a third of the compile time.
+  # A unity build (batches of 8 files) parses the shared headers (json, fmt, CLI11, torch) once
+  # per batch: a fresh build in 220 s instead of about 600 on 2 cores. FLCE_UNITY=0 builds file
+  # by file, which an edit-compile loop on one file prefers.
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+        -DCMAKE_UNITY_BUILD="$( [[ ${FLCE_UNITY:-1} == 0 ]] && echo OFF || echo ON)" -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
         -DFLCE_PYTHON="$ROOT/.venv/bin/python" >/dev/null
 fi
 step "set-up: configure"

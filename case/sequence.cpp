@@ -10,7 +10,7 @@
 
 namespace flce {
 
-using json = nlohmann::json;
+using plain_json = nlohmann::json;  // named apart from case.cpp's ordered alias (unity builds)
 
 std::string compiled_key(const Case& in) {
   Case c = in;
@@ -22,7 +22,7 @@ std::string compiled_key(const Case& in) {
 }
 
 bool is_sequence_json(const std::string& text) {
-  const json j = json::parse(text, nullptr, false);
+  const plain_json j = plain_json::parse(text, nullptr, false);
   return !j.is_discarded() && j.is_object() && j.contains("sequence");
 }
 
@@ -30,7 +30,7 @@ namespace {
 
 // The first top-level field where two canonical case objects differ.
 std::string first_difference(const std::string& a, const std::string& b) {
-  const json ja = json::parse(a), jb = json::parse(b);
+  const plain_json ja = plain_json::parse(a), jb = plain_json::parse(b);
   for (auto it = ja.begin(); it != ja.end(); ++it)
     if (!jb.contains(it.key()) || jb[it.key()] != it.value()) return it.key();
   return "case";
@@ -39,10 +39,10 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }  // namespace
 
 Sequence sequence_from_json(const std::string& text) {
-  json j;
+  plain_json j;
   try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
+    j = plain_json::parse(text);
+  } catch (const plain_json::exception& e) {
     throw CaseError("sequence", std::string("is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw CaseError("sequence", "must be an object {\"schema\", \"sequence\"}");
@@ -52,7 +52,7 @@ Sequence sequence_from_json(const std::string& text) {
   if (!j.contains("schema") || j["schema"] != kSequenceSchema)
     throw CaseError("schema", fmt::format("must be \"{}\", got {}", kSequenceSchema,
                                           j.contains("schema") ? j["schema"].dump() : "nothing"));
-  const json& calls = j["sequence"];
+  const plain_json& calls = j["sequence"];
   if (!calls.is_array() || calls.empty()) throw CaseError("sequence", "must be a non-empty array of cases");
   Sequence s;
   if (j.contains("scope")) {
@@ -91,8 +91,8 @@ void validate(const Sequence& s) {
 }
 
 std::string to_json(const Sequence& s, int indent) {
-  json calls = json::array();
-  for (const Case& c : s.calls) calls.push_back(json::parse(to_json(c, -1)));
+  plain_json calls = plain_json::array();
+  for (const Case& c : s.calls) calls.push_back(plain_json::parse(to_json(c, -1)));
   nlohmann::ordered_json j;
   const char* scope = s.scope == SequenceScope::PROCESS ? "process" : "compiled";
   j["schema"] = kSequenceSchema;

@@ -51,7 +51,7 @@ int calibrate_template(Case base, const std::string& subject, const std::string&
       for (auto& ov : o.verdict->outputs) {
         const std::string key = o.oracle + " " + ov.output;
         ratios[key].push_back(ov.worst_ratio);
-        if (ov.finding != Finding::OK) {
+        if (ov.finding != Flaw::OK) {
           ++fails[key];
           ++total_fail;
           std::fprintf(stderr, "calibrate: %s %s %s (%.3gx) on %s\n", o.oracle.c_str(), ov.output.c_str(),

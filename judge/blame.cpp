@@ -30,7 +30,7 @@ std::string side(const std::string& oracle, const std::string& against) {
   return oracle == "eager" && is_reference(against) ? "subject" : oracle;
 }
 
-std::string ratio_text(double r) { return fmt::format("{:.3g}x", r); }
+std::string blame_ratio(double r) { return fmt::format("{:.3g}x", r); }
 
 }  // namespace
 
@@ -44,14 +44,14 @@ std::vector<Blame> blame(const std::vector<const OracleVerdict*>& verdicts) {
     else continue;
     const OracleVerdict* av = find(verdicts, against);
     for (auto& o : v->outputs) {
-      if (o.finding != Finding::OUT_OF_BOUNDS) continue;
+      if (o.finding != Flaw::OUT_OF_BOUNDS) continue;
       Blame b;
       b.oracle = v->oracle;
       b.output = o.output;
       b.ratio = o.worst_ratio;
       b.against = against;
       const std::string me = side(v->oracle, against), other = side(against, v->oracle);
-      std::string head = fmt::format("{} {} bound", me, ratio_text(o.worst_ratio));
+      std::string head = fmt::format("{} {} bound", me, blame_ratio(o.worst_ratio));
       const OutputVerdict* ao = output_of(av, o.output);
       if (!ao) {
         b.guilty = "unknown";
@@ -62,9 +62,9 @@ std::vector<Blame> blame(const std::vector<const OracleVerdict*>& verdicts) {
       b.against_ran = true;
       b.against_ratio = ao->worst_ratio;
       b.against_finding = std::string(name(ao->finding));
-      const bool other_ok = ao->finding == Finding::OK;
+      const bool other_ok = ao->finding == Flaw::OK;
       const std::string other_text =
-          ao->finding == Finding::OK || ao->finding == Finding::OUT_OF_BOUNDS ? ratio_text(ao->worst_ratio) : b.against_finding;
+          ao->finding == Flaw::OK || ao->finding == Flaw::OUT_OF_BOUNDS ? blame_ratio(ao->worst_ratio) : b.against_finding;
       head += fmt::format(", {} {}", other, other_text);
       if (v->oracle == "compiled") {
         b.guilty = other_ok ? "compiled" : "implementation";

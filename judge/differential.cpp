@@ -291,7 +291,7 @@ std::string report_table(const RunReport& r) {
     }
     for (auto& v : o.verdict->outputs) {
       s += fmt::format("{:<26} {:<12} {:<16} {:>10.3g} {:>10.3g} {:>9.2e} {:>11.3g} {:>9}  {}\n", oracle,
-                       v.finding == Finding::OK ? "ok" : "FAIL:" + std::string(name(v.finding)), v.output, v.max_abs_err,
+                       v.finding == Flaw::OK ? "ok" : "FAIL:" + std::string(name(v.finding)), v.output, v.max_abs_err,
                        v.max_ulp, v.rel_fro, v.worst_ratio, o.vs_eager >= 0 ? fmt::format("{:.3g}", o.vs_eager) : "-",
                        v.detail);
       oracle = "";

@@ -7,21 +7,21 @@
 
 namespace flce {
 
-std::string_view name(Finding f) {
+std::string_view name(Flaw f) {
   switch (f) {
-    case Finding::OK: return "ok";
-    case Finding::MISSING: return "missing";
-    case Finding::SHAPE: return "shape";
-    case Finding::DTYPE: return "dtype";
-    case Finding::NONFINITE: return "nonfinite";
-    case Finding::OUT_OF_BOUNDS: return "out-of-bounds";
-    case Finding::PREDICTION: return "prediction";
+    case Flaw::OK: return "ok";
+    case Flaw::MISSING: return "missing";
+    case Flaw::SHAPE: return "shape";
+    case Flaw::DTYPE: return "dtype";
+    case Flaw::NONFINITE: return "nonfinite";
+    case Flaw::OUT_OF_BOUNDS: return "out-of-bounds";
+    case Flaw::PREDICTION: return "prediction";
   }
   return "?";
 }
 
 bool OracleVerdict::pass() const {
-  return std::all_of(outputs.begin(), outputs.end(), [](auto& o) { return o.finding == Finding::OK; });
+  return std::all_of(outputs.begin(), outputs.end(), [](auto& o) { return o.finding == Flaw::OK; });
 }
 double OracleVerdict::worst_ratio() const {
   double r = 0;
@@ -30,7 +30,7 @@ double OracleVerdict::worst_ratio() const {
 }
 const OutputVerdict* OracleVerdict::first_failure() const {
   for (auto& o : outputs)
-    if (o.finding != Finding::OK) return &o;
+    if (o.finding != Flaw::OK) return &o;
   return nullptr;
 }
 
@@ -71,7 +71,7 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
     ov.output = nm;
     auto it = got.find(nm);
     if (it == got.end()) {
-      ov.finding = Finding::MISSING;
+      ov.finding = Flaw::MISSING;
       ov.detail = "not returned (expected " + shape_str(g.shape) + ")";
       verdict.outputs.push_back(ov);
       continue;
@@ -79,7 +79,7 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
     const Tensor64& s = it->second;
     ov.dtype = s.dtype;
     if (s.shape != g.shape) {
-      ov.finding = Finding::SHAPE;
+      ov.finding = Flaw::SHAPE;
       ov.detail = "shape " + shape_str(s.shape) + ", expected " + shape_str(g.shape);
       verdict.outputs.push_back(ov);
       continue;
@@ -87,7 +87,7 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
     if (opts.dtype_reference) {
       auto rt = opts.dtype_reference->find(nm);
       if (rt != opts.dtype_reference->end() && rt->second.dtype != s.dtype) {
-        ov.finding = Finding::DTYPE;
+        ov.finding = Flaw::DTYPE;
         ov.detail = fmt::format("dtype {}, eager returned {}", dtype_name(s.dtype), dtype_name(rt->second.dtype));
         verdict.outputs.push_back(ov);
         continue;
@@ -109,7 +109,7 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
         }
       }
       if (ov.n_out_of_bounds) {
-        ov.finding = Finding::PREDICTION;
+        ov.finding = Flaw::PREDICTION;
         ov.worst_ratio = std::numeric_limits<double>::infinity();
         ov.detail = fmt::format("{} of {} tokens predicted outside the acceptable set (first at {}: got {}, expected {})",
                                 ov.n_out_of_bounds, g.data.size(), ov.worst_index, s.data[ov.worst_index],
@@ -146,11 +146,11 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
     }
     ov.rel_fro = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
     if (ov.nonfinite_mismatches) {
-      ov.finding = Finding::NONFINITE;
+      ov.finding = Flaw::NONFINITE;
       ov.detail = fmt::format("{} elements differ in NaN/Inf pattern (first at {}: got {}, fp64 {})",
                               ov.nonfinite_mismatches, ov.worst_index, s.data[ov.worst_index], g.data[ov.worst_index]);
     } else if (ov.n_out_of_bounds) {
-      ov.finding = Finding::OUT_OF_BOUNDS;
+      ov.finding = Flaw::OUT_OF_BOUNDS;
       ov.detail = fmt::format("{} of {} elements out of bounds; worst at {}: err {:.3g} > bound {:.3g} ({})",
                               ov.n_out_of_bounds, g.data.size(), ov.worst_index, std::fabs(s.data[ov.worst_index] - g.data[ov.worst_index]),
                               ov.bound_at_worst, ratio_text(ov.worst_ratio));

@@ -12,7 +12,8 @@
 
 namespace flce {
 
-enum class Finding : uint8_t {
+// What is wrong with one output (judge()); a campaign's Finding (fuzz/findings) is a bug.
+enum class Flaw : uint8_t {
   OK,
   MISSING,         // the golden has it, the oracle did not return it
   SHAPE,           // shape differs from the golden's
@@ -21,11 +22,11 @@ enum class Finding : uint8_t {
   OUT_OF_BOUNDS,   // finite error exceeds the derived bound
   PREDICTION,      // a predicted token outside the acceptable set
 };
-std::string_view name(Finding f);
+std::string_view name(Flaw f);
 
 struct OutputVerdict {
   std::string output;
-  Finding finding = Finding::OK;
+  Flaw finding = Flaw::OK;
   std::string detail;
   DType dtype = DType::F64;
   double max_abs_err = 0, max_ulp = 0, rel_fro = 0;

@@ -23,7 +23,7 @@ Stats stats(const Tensor64& t) {
   }
   return s;
 }
-std::string shape_str(const std::vector<int64_t>& sh) {
+std::string summary_shape(const std::vector<int64_t>& sh) {
   std::string r = "[";
   for (size_t i = 0; i < sh.size(); ++i) r += (i ? ", " : "") + std::to_string(sh[i]);
   return r + "]";
@@ -37,7 +37,7 @@ std::string summary_table(const Outputs& o) {
     Stats s = stats(t);
     double first = t.data.empty() ? NAN : t.data[0];
     double shown = t.shape.empty() ? first : (s.n - s.nan - s.inf > 0 ? s.sum / static_cast<double>(s.n - s.nan - s.inf) : NAN);
-    out += fmt::format("{:<17} {:<12} {:<6} {:>14.7g} {:>14.7g} {:>14.7g} {:>12.6g} {:>5}\n", nm, shape_str(t.shape),
+    out += fmt::format("{:<17} {:<12} {:<6} {:>14.7g} {:>14.7g} {:>14.7g} {:>12.6g} {:>5}\n", nm, summary_shape(t.shape),
                        dtype_name(t.dtype), shown, s.min, s.max, std::sqrt(s.sq), s.nan);
   }
   return out;

@@ -20,7 +20,7 @@ OracleVerdict verdict(const std::string& oracle, double grad_weight_ratio) {
   OutputVerdict gw;
   gw.output = "grad_weight";
   gw.worst_ratio = grad_weight_ratio;
-  if (grad_weight_ratio > 1) gw.finding = Finding::OUT_OF_BOUNDS;
+  if (grad_weight_ratio > 1) gw.finding = Flaw::OUT_OF_BOUNDS;
   return {oracle, {loss, gw}};
 }
 
@@ -80,7 +80,7 @@ TEST(Blame, CompiledAndEagerBothOutBlameTheImplementation) {
 
 TEST(Blame, OtherSideWithAnotherFindingIsNamedNotMeasured) {
   OracleVerdict e = verdict("eager", 0.2), c = verdict("compiled", 2.0);
-  e.outputs[1].finding = Finding::NONFINITE;
+  e.outputs[1].finding = Flaw::NONFINITE;
   Blame b = only(blame({&e, &c}));
   EXPECT_EQ(b.against_finding, "nonfinite");
   EXPECT_EQ(b.guilty, "implementation");

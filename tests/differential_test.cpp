@@ -259,7 +259,7 @@ TEST_P(PlantedBug, CaughtAndNamed) {
   ASSERT_FALSE(e.verdict->pass()) << report_table(r);
   bool named = false;
   for (auto& v : e.verdict->outputs)
-    if (v.output == p.output && v.finding != Finding::OK) named = true;
+    if (v.output == p.output && v.finding != Flaw::OK) named = true;
   EXPECT_TRUE(named) << report_table(r);
 }
 

@@ -52,7 +52,7 @@ TEST(Judge, MissingOutputIsNamed) {
   auto v = judge("eager", f.c, f.gold, f.b, got);
   ASSERT_FALSE(v.pass());
   EXPECT_EQ(v.first_failure()->output, "grad_weight");
-  EXPECT_EQ(v.first_failure()->finding, Finding::MISSING);
+  EXPECT_EQ(v.first_failure()->finding, Flaw::MISSING);
 }
 
 TEST(Judge, WrongScaleOnOneOutputIsOutOfBounds) {
@@ -63,13 +63,13 @@ TEST(Judge, WrongScaleOnOneOutputIsOutOfBounds) {
   ASSERT_FALSE(v.pass());
   const OutputVerdict* bad = v.first_failure();
   EXPECT_EQ(bad->output, "grad_bias");
-  EXPECT_EQ(bad->finding, Finding::OUT_OF_BOUNDS);
+  EXPECT_EQ(bad->finding, Flaw::OUT_OF_BOUNDS);
   EXPECT_GT(bad->worst_ratio, 1.0);
   EXPECT_GT(bad->max_ulp, 1.0);
   EXPECT_GT(bad->rel_fro, 0.01);
   for (auto& o : v.outputs) {
     if (o.output == "grad_bias") continue;
-    EXPECT_EQ(o.finding, Finding::OK) << o.output;
+    EXPECT_EQ(o.finding, Flaw::OK) << o.output;
   }
 }
 
@@ -81,7 +81,7 @@ TEST(Judge, DtypeMismatchAgainstEagerIsItsOwnFailure) {
   opt.dtype_reference = &eager;
   auto v = judge("compiled", f.c, f.gold, f.b, compiled, opt);
   ASSERT_FALSE(v.pass());
-  EXPECT_EQ(v.first_failure()->finding, Finding::DTYPE);
+  EXPECT_EQ(v.first_failure()->finding, Flaw::DTYPE);
   EXPECT_EQ(v.first_failure()->output, "grad_weight");
 }
 
@@ -91,7 +91,7 @@ TEST(Judge, NaNWhereFp64IsFiniteIsCaught) {
   got["grad_input"].data[3] = NAN;
   auto v = judge("eager", f.c, f.gold, f.b, got);
   ASSERT_FALSE(v.pass());
-  EXPECT_EQ(v.first_failure()->finding, Finding::NONFINITE);
+  EXPECT_EQ(v.first_failure()->finding, Flaw::NONFINITE);
   EXPECT_EQ(v.first_failure()->worst_index, 3);
 }
 
@@ -100,7 +100,7 @@ TEST(Judge, ShapeMismatchIsCaught) {
   Outputs got = f.rounded();
   got["loss"].shape = {1};
   auto v = judge("eager", f.c, f.gold, f.b, got);
-  EXPECT_EQ(v.first_failure()->finding, Finding::SHAPE);
+  EXPECT_EQ(v.first_failure()->finding, Flaw::SHAPE);
 }
 
 TEST(Judge, WrongPredictionIsCaught) {
@@ -112,7 +112,7 @@ TEST(Judge, WrongPredictionIsCaught) {
       break;
     }
   auto v = judge("eager", f.c, f.gold, f.b, got);
-  EXPECT_EQ(v.first_failure()->finding, Finding::PREDICTION);
+  EXPECT_EQ(v.first_failure()->finding, Flaw::PREDICTION);
 }
 
 TEST(Judge, BoundsAreTightNotVacuous) {

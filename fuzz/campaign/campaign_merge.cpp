@@ -106,7 +106,7 @@ std::string committed_journal(const Shard& s) {
   return j;
 }
 
-struct Sighting {  // one shard's view of a finding (its key: the cause, or the outcome line)
+struct ShardSighting {  // one shard's view of a finding (its key: the cause, or the outcome line)
   const Shard* shard;
   const Finding* f;
   size_t order;  // shard position: the tie-break everywhere, so the result does not depend on timing
@@ -114,16 +114,16 @@ struct Sighting {  // one shard's view of a finding (its key: the cause, or the 
 };
 
 // Earlier UTC first sighting first (ISO 8601 strings sort as times).
-bool earlier(const Sighting& a, const Sighting& b) {
+bool earlier(const ShardSighting& a, const ShardSighting& b) {
   return std::tie(a.f->first_seen, a.f->first_seen_s, a.order) < std::tie(b.f->first_seen, b.f->first_seen_s, b.order);
 }
 
-bool smaller(const Sighting& a, const Sighting& b) {
+bool smaller(const ShardSighting& a, const ShardSighting& b) {
   return std::tie(a.size.elements, a.size.non_default, a.order) < std::tie(b.size.elements, b.size.non_default, b.order);
 }
 
-Finding merge_finding(const std::vector<Sighting>& seen, const Sighting*& repro) {
-  const Sighting& first = *std::min_element(seen.begin(), seen.end(), earlier);
+Finding merge_finding(const std::vector<ShardSighting>& seen, const ShardSighting*& repro) {
+  const ShardSighting& first = *std::min_element(seen.begin(), seen.end(), earlier);
   repro = &*std::min_element(seen.begin(), seen.end(), smaller);
   Finding m = *first.f;
   m.id = finding_id(m.key());
@@ -215,7 +215,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   std::map<uint64_t, std::string> seed_owner;
   std::string journal;
   auto shard_list = nlohmann::ordered_json::array();
-  std::map<std::string, std::vector<Sighting>> by_signature;
+  std::map<std::string, std::vector<ShardSighting>> by_signature;
   for (size_t i = 0; i < shards.size(); ++i) {
     const Shard& s = shards[i];
     const CampaignState& st = s.st;
@@ -280,9 +280,9 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   const fs::path tmp = parent / fmt::format(".{}.merge-tmp.{}", out.filename().string(), ::getpid());
   fs::remove_all(tmp);
   fs::create_directories(tmp / "findings");
-  std::vector<std::pair<Finding, const Sighting*>> merged;
+  std::vector<std::pair<Finding, const ShardSighting*>> merged;
   for (auto& [sig, seen] : by_signature) {
-    const Sighting* repro = nullptr;
+    const ShardSighting* repro = nullptr;
     Finding f = merge_finding(seen, repro);
     merged.emplace_back(f, repro);
   }

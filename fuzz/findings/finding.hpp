@@ -1,7 +1,7 @@
 // A finding: one bug as a campaign sees it. Its key is its cause (findings/cause.hpp) once the
 // ablation has run: the failure's class and the case's essential features; until then, or when
 // the ablation could not run, the outcome line of its first case (the key before causes).
-// This header stays free of judge/judge.hpp, whose `Finding` is an output verdict's word.
+// A campaign's finding: one bug (its cause key), not one output's Flaw (judge/judge.hpp).
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_text(const fs::path& p) {
+std::string read_or_throw(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + p.string());
   std::stringstream ss;
@@ -67,7 +67,7 @@ std::vector<ExpectedOutcome> find_expectations(const std::string& case_path, con
     return v;
   };
   if (fs::exists(dir / "report.json")) {
-    nlohmann::json r = nlohmann::json::parse(read_text(dir / "report.json"), nullptr, false);
+    nlohmann::json r = nlohmann::json::parse(read_or_throw(dir / "report.json"), nullptr, false);
     if (r.is_object() && (!r.contains("subject") || r["subject"] == subject)) {
       std::string outcome;
       if (r.contains("expectation")) {
@@ -80,7 +80,7 @@ std::vector<ExpectedOutcome> find_expectations(const std::string& case_path, con
     }
   }
   if (fs::exists(dir / "expectation")) {
-    std::string line = read_text(dir / "expectation");
+    std::string line = read_or_throw(dir / "expectation");
     line = line.substr(0, line.find('\n'));
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (!line.empty()) return answer((dir / "expectation").string(), {{"", "any", line}});
@@ -89,7 +89,7 @@ std::vector<ExpectedOutcome> find_expectations(const std::string& case_path, con
   if (dir.filename() == "cases" && fs::exists(corpus)) {
     std::vector<PinnedCase> pins;
     try {  // the corpus's one parser: an outcome may be an array of alternatives ("a | b")
-      pins = parse_expectations(read_text(corpus), corpus.string());
+      pins = parse_expectations(read_or_throw(corpus), corpus.string());
     } catch (const CaseError&) {
       return answer("", {});  // a broken corpus names no expectation (replay refuses it, by name)
     }
@@ -138,7 +138,7 @@ std::string pin_case(const std::string& corpus_dir, const Case& c, const PinEntr
   const fs::path expectations = corpus / "expectations.json";
   const fs::path case_file = corpus / "cases" / (e.name + ".json");
   DirLock lock(corpus);
-  const std::string text = read_text(expectations);
+  const std::string text = read_or_throw(expectations);
   nlohmann::json before = nlohmann::json::parse(text, nullptr, false);
   if (!before.is_array()) throw std::runtime_error(expectations.string() + ": not a JSON array");
   const std::string rel = "cases/" + e.name + ".json";
