@@ -2,12 +2,15 @@
 # One command for a fresh machine: install what is missing, build, run the main job.
 #   bash setup.sh            # install + build + main job
 #   bash setup.sh --no-run   # install + build only (used by test.sh and .ci/run)
+#   bash setup.sh --packages # the Debian packages only (test.sh, before its sanitizer build)
 # Idempotent: every step checks before it acts; a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
 RUN_MAIN=1
+PACKAGES_ONLY=0
 [[ "${1:-}" == "--no-run" ]] && RUN_MAIN=0
+[[ "${1:-}" == "--packages" ]] && PACKAGES_ONLY=1
 JOBS=${FLCE_JOBS:-$(nproc)}
 log() { printf '[setup] %s\n' "$*" >&2; }
 t0=$(date +%s)
@@ -30,6 +33,7 @@ else
   log "Debian packages: all present"
 fi
 step "set-up: Debian packages"
+((PACKAGES_ONLY)) && exit 0
 
 # 2. Python venv from Debian's python3: subjects run in its interpreter.
 PY=/usr/bin/python3
