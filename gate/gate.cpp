@@ -16,6 +16,7 @@
 #include "case/sequence.hpp"
 #include "judge/sequence_run.hpp"
 #include "judge/expectations.hpp"
+#include "judge/signature.hpp"
 #include "oracles/subject_tree.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -244,7 +245,7 @@ std::vector<GateCase> corpus_cases(const std::string& file) {
   try {
     for (auto& p : load_expectations(file, false))  // a plain case or a sequence case; subject from the SPEC
       out.push_back({p.pin.case_file, "corpus", p.calls.last(),
-                     std::vector<Case>(p.calls.calls.begin(), p.calls.calls.end() - 1)});
+                     std::vector<Case>(p.calls.calls.begin(), p.calls.calls.end() - 1), p.pin.expect});
   } catch (const CaseError& e) {
     throw GateSetupError(std::string("--corpus ") + e.what());
   }
@@ -321,6 +322,11 @@ GateReport run_gate(const GateOptions& opt) {
       row.candidate = side(cand);
       row.base = fbase.get();
       row.verdict = gate_verdict(row.base->outcome, row.candidate->outcome, opt.strict_changes);
+      if (row.verdict == GateVerdict::CHANGED && !opt.strict_changes && !gc.expect.empty()) {
+        const Expectation* e = expectation_here(gc.expect, row.candidate->env.torch, gc.c.device == Device::CUDA);
+        if (e && e->outcome != "pass" && outcome_matches(e->outcome, row.candidate->outcome))
+          row.verdict = GateVerdict::STILL_FAILING;
+      }
       if (row.verdict == GateVerdict::SAME_PASS) row.drift = drift_of(*row.base, *row.candidate);
     }
     row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
