@@ -98,7 +98,7 @@ std::string_view name(GateVerdict v) {
   return "?";
 }
 
-GateVerdict gate_verdict(const std::string& b, const std::string& c, bool strict_changes) {
+GateVerdict gate_verdict(const std::string& b, const std::string& c, bool strict_changes, const std::string& pinned) {
   const bool b_ok = b == "pass", c_ok = c == "pass";
   // "unsupported" (cannot run here) and "unsupported-by-subject:<param>" (lacks a parameter).
   const bool b_un = is_unsupported_outcome(b), c_un = is_unsupported_outcome(c);
@@ -113,6 +113,8 @@ GateVerdict gate_verdict(const std::string& b, const std::string& c, bool strict
   if (c_ok) return GateVerdict::FIXED;
   // Failing to compile either way is not worse for the user; the new signature is listed.
   if (!strict_changes && is_compile_failure(b) && is_compile_failure(c)) return GateVerdict::STILL_FAILING;
+  if (!strict_changes && !pinned.empty() && pinned != "pass" && outcome_matches(pinned, c))
+    return GateVerdict::STILL_FAILING;
   return GateVerdict::CHANGED;
 }
 
@@ -321,12 +323,8 @@ GateReport run_gate(const GateOptions& opt) {
       auto fbase = std::async(std::launch::async, [&] { return side(base); });
       row.candidate = side(cand);
       row.base = fbase.get();
-      row.verdict = gate_verdict(row.base->outcome, row.candidate->outcome, opt.strict_changes);
-      if (row.verdict == GateVerdict::CHANGED && !opt.strict_changes && !gc.expect.empty()) {
-        const Expectation* e = expectation_here(gc.expect, row.candidate->env.torch, gc.c.device == Device::CUDA);
-        if (e && e->outcome != "pass" && outcome_matches(e->outcome, row.candidate->outcome))
-          row.verdict = GateVerdict::STILL_FAILING;
-      }
+      const Expectation* pin = expectation_here(gc.expect, row.candidate->env.torch, gc.c.device == Device::CUDA);
+      row.verdict = gate_verdict(row.base->outcome, row.candidate->outcome, opt.strict_changes, pin ? pin->outcome : "");
       if (row.verdict == GateVerdict::SAME_PASS) row.drift = drift_of(*row.base, *row.candidate);
     }
     row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();

@@ -49,8 +49,11 @@ enum class GateVerdict {
 };
 std::string_view name(GateVerdict v);
 // strict_changes: a compile failure turned into another one is CHANGED, not STILL_FAILING.
+// pinned: the outcome (or " | " alternatives) a corpus case's expectation pins for this torch;
+// a failing base whose candidate shows a pinned failure (a known torch bug whose symptom varies
+// from run to run) is STILL_FAILING, not CHANGED.
 GateVerdict gate_verdict(const std::string& base_outcome, const std::string& candidate_outcome,
-                         bool strict_changes = false);
+                         bool strict_changes = false, const std::string& pinned = "");
 bool is_regression(GateVerdict v);
 
 struct GateCase {

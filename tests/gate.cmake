@@ -14,5 +14,4 @@ endforeach()
 add_executable(flce_gate_tests gate_matrix_test.cpp bisect_test.cpp)
 target_link_libraries(flce_gate_tests PRIVATE flce_gate GTest::gtest_main)
 target_compile_options(flce_gate_tests PRIVATE ${FLCE_WARNINGS})
-add_test(NAME flce_gate_tests COMMAND flce_gate_tests)  # one process for the suite, as flce_tests
-set_tests_properties(flce_gate_tests PROPERTIES LABELS "cpu" TIMEOUT 300)
+flce_gtest_suite(flce_gate_tests flce_gate_tests cpu)

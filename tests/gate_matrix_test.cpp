@@ -44,6 +44,12 @@ TEST(GateVerdict, EveryTransition) {
   EXPECT_EQ(gate_verdict(tier1, "judge:loss:out-of-bounds@compiled"), GateVerdict::CHANGED);
   EXPECT_EQ(gate_verdict("judge:loss:out-of-bounds@compiled", tier1), GateVerdict::CHANGED);
   EXPECT_EQ(gate_verdict(tier1, "crash:SIGSEGV@compiled:inductor"), GateVerdict::CHANGED);
+  // A symptom the case's expectation pins for this torch (one of its alternatives) is still failing.
+  const std::string pinned = "inductor-cpu-index-out-of-bounds@compiled:inductor | judge:grad_weight:out-of-bounds@compiled";
+  EXPECT_EQ(gate_verdict(tier1, "judge:grad_weight:out-of-bounds@compiled", false, pinned), GateVerdict::STILL_FAILING);
+  EXPECT_EQ(gate_verdict(tier1, "judge:grad_weight:out-of-bounds@compiled", true, pinned), GateVerdict::CHANGED);
+  EXPECT_EQ(gate_verdict(tier1, "judge:loss:out-of-bounds@compiled", false, pinned), GateVerdict::CHANGED);
+  EXPECT_EQ(gate_verdict("pass", "judge:grad_weight:out-of-bounds@compiled", false, pinned), GateVerdict::REGRESSED);
   EXPECT_EQ(gate_verdict("judge:grad_weight:missing@eager", "bucket-0123456789ab@eager:-"), GateVerdict::CHANGED);
   EXPECT_EQ(gate_verdict(tier2, "pass"), GateVerdict::FIXED);
   EXPECT_EQ(gate_verdict("pass", "unsupported"), GateVerdict::LOST);

@@ -17,20 +17,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using json = nlohmann::json;
+
 // What the campaign's analysis found (findings/analyze.hpp): the cause, the outputs under it,
 // the marginal check, and whether a known list already had it; "" for a finding without one.
-std::string cause_paragraph(const nlohmann::json& f) {
+std::string cause_paragraph(const json& f) {
   if (!f.is_object() || f.value("cause_status", "") != "ablated") return "";
   std::string essential, outputs;
-  const nlohmann::json ess = f.value("essential", nlohmann::json::array());
+  const json ess = f.value("essential", json::array());
   for (auto& e : ess)
     if (e.is_string()) essential += (essential.empty() ? "`" : ", `") + e.get<std::string>() + "`";
-  const nlohmann::json outs = f.value("outputs", nlohmann::json::object());  // named: items() of a temporary dangles
+  const json outs = f.value("outputs", json::object());  // named: items() of a temporary dangles
   for (auto& [o, n] : outs.items()) outputs += fmt::format("{}{} ({})", outputs.empty() ? "" : ", ", o, n.dump());
   std::string s = fmt::format("**Cause** (flce's analysis in a fresh worker): `{}`: ", f.value("cause", ""));
   s += essential.empty() ? "it fails with every feature at its default"
                          : "the failure goes away when " + essential + " is reset to its default";
-  s += fmt::format(" ({} features tried, {} runs).", f.value("tested", nlohmann::json::array()).size(),
+  s += fmt::format(" ({} features tried, {} runs).", f.value("tested", json::array()).size(),
                    f.value("ablation_runs", 0));
   if (f.value("count", 0) > 0)
     s += fmt::format(" Seen in {} cases of the campaign{}.", f.value("count", 0),
@@ -45,11 +47,6 @@ std::string cause_paragraph(const nlohmann::json& f) {
   return s;
 }
 
-}  // namespace
-
-namespace {
-
-using json = nlohmann::json;
 
 json read_json(const fs::path& p) {
   std::error_code ec;
