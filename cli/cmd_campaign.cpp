@@ -46,9 +46,9 @@ void add_campaign_commands(CLI::App& app) {
                             ->capture_default_str();
     static std::string lanes;
     c->add_option("--lanes", lanes,
-                  "Workers per lane: eager=6,compiled=2 (eager: golden + eager subject, never torch.compile, plain "
+                  "Workers per lane: eager=4,compiled=4 (eager: golden + eager subject, never torch.compile, plain "
                   "cases; compiled: + compiled run and backend ladder, families), or eager / compiled / "
-                  "eager,compiled to split --workers. Default without --lanes and --workers: a quarter of the "
+                  "eager,compiled to split --workers. Default without --lanes and --workers: half of the "
                   "workers (at least one) compiled, the rest eager; one worker: compiled");
     c->add_option("--cpus", o.cpus,
                   "CPUs this campaign may use: its workers split them for OpenMP and Inductor's compile threads "
@@ -106,6 +106,11 @@ void add_campaign_commands(CLI::App& app) {
                   "cause, fresh seeds of a marginal one) in a fresh worker of its lane")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    c->add_option("--analysis-workers", o.analysis_workers,
+                  "Analyses that run on workers of their own, beside the exploring ones; past that many at once "
+                  "an analysis borrows a slot of its lane (at most half of it). Default: a quarter of the "
+                  "workers, at least one")
+        ->check(CLI::Range(0, 64));
     c->add_option("--stop-after-findings", o.stop_after_findings,
                   "Stop exploring once this many new findings have a settled cause (their analysis ended); "
                   "0: run the whole budget")

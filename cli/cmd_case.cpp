@@ -71,7 +71,7 @@ void add_case_commands(CLI::App& app) {
   samp->add_flag("--fixed-compile", samp_fixed_compile, "As `flce gate` without --vary-compile (default compile options)");
   static uint64_t samp_family = 1;
   samp->add_option("--family", samp_family,
-                   "The campaign's --family (family_size in its state.json; campaigns default to 32); 1: the plain "
+                   "The campaign's --family (family_size in its state.json; campaigns default to 8); 1: the plain "
                    "stream gates draw from")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
       ->capture_default_str();

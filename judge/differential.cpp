@@ -165,15 +165,26 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
       if (it == e.end() && known) it = e.find(LadderMemo::key(c, rep.ladder_signature));  // walked for this graph
       if (it != e.end()) memo = &it->second;
     }
+    // A CUDA fault leaves the process's context unusable: every rung would fail on it, so the
+    // fault stays with the backend that raised it, unwalked (and never shared: it says nothing
+    // about the other graphs).
+    const bool context_lost = co.status == SubjectStatus::ERROR && co.signature &&
+                              cuda_context_lost(co.signature->matched + "\n" + co.signature->title + "\n" + co.reason);
+    if (context_lost) memo_key.clear(), memo = nullptr;
     std::optional<LadderMemo::Entry> gated;  // a ladder another worker walked meanwhile
-    if (!memo && opt.ladder && opt.ladder_gate && co.status == SubjectStatus::ERROR && !stopped()) {
+    if (context_lost) {
+      rep.ladder.push_back({std::string(name(c.compile.backend)), false, failure_word(co)});
+      rep.first_failing_stage = std::string(name(c.compile.backend));
+    } else if (!memo && opt.ladder && opt.ladder_gate && co.status == SubjectStatus::ERROR && !stopped()) {
       gated = opt.ladder_gate(rep.ladder_signature, known);
       if (gated) {
         if (!memo_key.empty()) opt.ladder_memo->entries[memo_key] = *gated;
         memo = &*gated;
       }
     }
-    if (memo) {
+    if (context_lost) {
+      // walked above: nothing to walk
+    } else if (memo) {
       rep.ladder = memo->ladder;
       rep.first_failing_stage = memo->first_failing_stage;
       rep.ladder_memoized = true;

@@ -93,6 +93,13 @@ std::string normalize_message(const std::string& msg) {
   return s;
 }
 
+bool cuda_context_lost(const std::string& text) {
+  for (const char* p : {"illegal memory access", "device-side assert", "unspecified launch failure",
+                        "misaligned address", "illegal instruction was encountered", "CUDA error: uncorrectable ECC"})
+    if (text.find(p) != std::string::npos) return true;
+  return false;
+}
+
 std::string innermost_torch_frame(const ErrorChain& chain) {
   for (auto link = chain.rbegin(); link != chain.rend(); ++link)
     for (auto f = link->frames.rbegin(); f != link->frames.rend(); ++f) {

@@ -27,6 +27,13 @@ struct Signature {
   std::optional<bool> expected_here;  // for known ones: does the table expect it on this torch?
 };
 
+// An error text of the CUDA errors that leave a process's CUDA context unusable (an illegal
+// address, a device-side assert, ...): nothing more runs in that process, the backend ladder
+// included, and a campaign restarts its worker.
+bool cuda_context_lost(const std::string& text);
+// signatures.json's entry for the commonest of them, an illegal memory access.
+inline constexpr const char* kCudaFaultSignature = "cuda-illegal-memory-access";
+
 class SignatureTable {
  public:
   static SignatureTable load(const std::string& path);  // throws std::runtime_error naming the entry

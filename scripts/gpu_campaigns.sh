@@ -22,27 +22,7 @@ trap 'exit 143' TERM
 T0=$(date +%s)
 stamp() { echo "[campaigns +$(($(date +%s) - T0))s] $*"; }
 
-# summary DIR: one block per campaign from report.json
-summary() {
-  python3 - "$1" <<'PY'
-import json, sys
-d = sys.argv[1]
-try:
-    r = json.load(open(d + "/report.json"))
-except Exception as e:
-    print(f"{d}: no report.json ({e})"); sys.exit(0)
-lanes = r.get("lanes", {})
-ln = "; ".join(f"{k}: {v.get('cases')} cases {v.get('cases_per_min', 0):.0f}/min w{v.get('workers')}" for k, v in lanes.items())
-print(f"== {d}: {r.get('cases_done')} cases, first finding {r.get('time_to_first_finding_s')}, "
-      f"{r.get('new_findings')} new / {r.get('known_findings')} known, elapsed {r.get('elapsed_s', 0):.0f} s | {ln}")
-print(f"   graphs {len(json.load(open(d + '/state.json')).get('graphs', []))}, abandoned {r.get('abandoned')}, "
-      f"explained {list(r.get('explained', {}).keys())}, ladders {[(l['key'][:60], l['walks'], l['hits']) for l in r.get('ladders', [])]}")
-for f in r.get("findings", []):
-    print(f"   {'NEW  ' if f.get('new') else 'known'} {f.get('key')}  x{f.get('count')} at {f.get('first_seen_s', 0):.1f}s "
-          f"outputs {f.get('outputs')} ablation {f.get('ablation_runs')} runs; {f.get('cause_note', '')[:120]}"
-          f"{' confirm ' + json.dumps(f['confirm']) if f.get('confirm') else ''} shrink {f.get('shrink')} ({f.get('shrink_runs')})")
-PY
-}
+summary() { python3 scripts/campaign_summary.py "$1"; }
 
 campaign() {  # campaign NAME ARGS...
   local name=$1; shift

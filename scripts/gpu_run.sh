@@ -327,6 +327,15 @@ if want campaigns && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
   tail -c 11500 "$OUT/campaigns_run.log"
 fi
 
+# ---- the open measurements of issues #20-#22, part by part (scripts/gpu_session.sh; FLCE_PARTS) ----
+if want session && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
+  FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} FLCE_SESSION_DEADLINE_S=$(($(left) - 15)) \
+    timeout "$(left)" bash scripts/gpu_session.sh >"$OUT/session_run.log" 2>&1
+  rc=$?
+  record session "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; session.tgz"
+  tail -c 11500 "$OUT/session_run.log"
+fi
+
 # ---- everything else ----
 if want ctest && [[ -d $BUILD ]] && (($(left) > 20)); then
   # shellcheck disable=SC2086

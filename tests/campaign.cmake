@@ -286,7 +286,7 @@ elseif(PART STREQUAL "isolation")
   require("poisoned finding counted ${count} times, want 3" count EQUAL 3)
   # A campaign's families are fixed: resuming with another --family is refused, named.
   campaign(2 --minutes 3 --out ${D} --subject poison_subject:flce --subject-path ${WORK}/plug --family 4 --quiet)
-  require("--family change not named" ERR MATCHES "--family 4: .* holds a campaign with --family 32")
+  require("--family change not named" ERR MATCHES "--family 4: .* holds a campaign with --family 8")
   # Neither the campaign nor its workers start Python or torch: each worker's subject host
   # (a child Python of the worker) imports it. Each worker runs in its own process group (a
   # timeout kills its subject host and compile workers too) under the memory limit, which its

@@ -108,7 +108,8 @@ struct Slot {
 // touches nothing of the campaign's state, the loop applies its result (FindingBook::resolve).
 struct AnalysisJob {
   AnalysisRequest req;
-  size_t slot = 0;  // the slot it holds
+  static constexpr size_t kOwnWorker = static_cast<size_t>(-1);
+  size_t slot = kOwnWorker;  // the slot it holds; kOwnWorker: it runs beside the lanes, holding none
   std::thread th;
   std::atomic<bool> done{false};
   AnalyzeResult result;
@@ -173,6 +174,10 @@ class Campaign {
   void poll_analyses();
   void finish_analyses(double budget_s);
   size_t max_analyses(Lane l) const;
+  size_t analysis_workers() const {
+    return o_.analysis_workers >= 0 ? static_cast<size_t>(o_.analysis_workers)
+                                    : static_cast<size_t>(std::max(1, o_.workers / 4));
+  }
   void write_finding_json(const Finding& f);
   void save_state();  // the commit point: pending journal lines, then state.json
   void commit_due();  // save_state() when kCommitEveryS has passed since the last one
@@ -231,6 +236,7 @@ class Campaign {
   std::vector<AnalysisRequest> queued_;  // analyses waiting for a slot of their lane
   volatile std::sig_atomic_t analysis_stop_ = 0;
   int analyses_started_ = 0;
+  std::map<std::string, int> analyses_run_;  // "own" (an analysis worker) / "lent" (a lane's slot)
   bool finishing_ = false;  // exploration is over: queued analyses run whatever the subject did
   std::string pending_stacks_;  // i15b: stacks.txt of the timeout being recorded
   bool tty_ = false;
@@ -644,26 +650,39 @@ size_t Campaign::max_analyses(Lane l) const {
 
 void Campaign::start_analysis(const AnalysisRequest& r) {
   const Lane lane = lane_named(r.found_in).value_or(Lane::COMPILED);
-  const size_t running = std::count_if(jobs_.begin(), jobs_.end(), [&](const AnalysisJob& j) {
-    return lane_named(j.req.found_in).value_or(Lane::COMPILED) == lane;
-  });
-  // A slot of the lane to lend: an idle one first, else one whose case is in flight (it takes no
-  // new case when that ends). None of the lane left to lend, or at its share: queued.
-  Slot* lend = nullptr;
-  for (auto& s : slots_)
-    if (s.lane == lane && !s.held && (!lend || (s.st == Slot::IDLE && lend->st != Slot::IDLE))) lend = &s;
-  // While no case has produced outputs the subject may be unusable (watch_usable): its first
-  // failures decide that, and analyzing them first would only delay the verdict.
-  if (!lend || running >= max_analyses(lane) || analysis_stop_ || (!st_.subject_ran && !finishing_)) {
+  if (analysis_stop_ || (!st_.subject_ran && !finishing_)) {
+    // While no case has produced outputs the subject may be unusable (watch_usable): its first
+    // failures decide that, and analyzing them first would only delay the verdict.
     queued_.push_back(r);
     return;
   }
-  lend->held = true;
+  const size_t own = std::count_if(jobs_.begin(), jobs_.end(), [](const AnalysisJob& j) { return j.slot == AnalysisJob::kOwnWorker; });
+  Slot* lend = nullptr;
+  if (own >= analysis_workers()) {
+    // The analysis workers are all busy: a slot of the lane to lend, an idle one first, else one
+    // whose case is in flight (it takes no new case when that ends). None of the lane left to
+    // lend, or at its share: queued.
+    const size_t lent = std::count_if(jobs_.begin(), jobs_.end(), [&](const AnalysisJob& j) {
+      return j.slot != AnalysisJob::kOwnWorker && lane_named(j.req.found_in).value_or(Lane::COMPILED) == lane;
+    });
+    for (auto& s : slots_)
+      if (s.lane == lane && !s.held && (!lend || (s.st == Slot::IDLE && lend->st != Slot::IDLE))) lend = &s;
+    if (!lend || lent >= max_analyses(lane)) {
+      queued_.push_back(r);
+      return;
+    }
+    lend->held = true;
+  }
   AnalysisJob& job = jobs_.emplace_back();
   job.req = r;
-  job.slot = static_cast<size_t>(lend - slots_.data());
   WorkerLaunch l = launch_;
-  l.gpu = lend->gpu;
+  if (lend) {
+    job.slot = static_cast<size_t>(lend - slots_.data());
+    l.gpu = lend->gpu;
+  } else if (!slots_.empty()) {
+    l.gpu = slots_[static_cast<size_t>(analyses_started_) % slots_.size()].gpu;  // round-robin, as the slots are
+  }
+  ++analyses_run_[lend ? "lent" : "own"];
   l.log_path = (dir_ / "workers" / fmt::format("analyze-{}.log", analyses_started_++)).string();
   AnalyzeOptions ao;
   ao.budget_s = o_.analyze_s;
@@ -687,7 +706,7 @@ void Campaign::poll_analyses() {
       continue;
     }
     it->th.join();
-    slots_[it->slot].held = false;
+    if (it->slot != AnalysisJob::kOwnWorker) slots_[it->slot].held = false;
     const std::string id = it->req.finding_id;
     const AnalyzeResult res = it->result;
     it = jobs_.erase(it);
@@ -1088,6 +1107,7 @@ CampaignResult Campaign::run() {
   rs.cases_this_run = st_.cases_done - resumed_cases;
   rs.graphs_this_run = graphs_this_run_;
   rs.first_ready_s = first_ready_s_;
+  rs.analyses = analyses_run_;
   rs.family_size = o_.family_size;
   rs.wall_s = explore_wall_s;
   rs.seed = o_.seed;

@@ -31,7 +31,10 @@ struct CampaignOptions {
   bool cuda = false;            // sampled cases on the GPU (corpus cases keep their device)
   int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
   double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
-  uint64_t family_size = 32;    // sampled cases per graph configuration (sampler.hpp); 1: none
+  // Sampled cases per graph configuration (sampler.hpp); 1: none. 8, not 32: after its compile a
+  // family's cases cost a fifth of a second each on the H200, so 32 of them held a compiled worker
+  // as long as four more compiles would, and the compiled lane is there for graphs.
+  uint64_t family_size = 8;
   // The eager lane's groups: cases sharing every flag and V, varying BT, H and values, run by one
   // worker in a row so the subject's kernel caches hit (sampler.hpp eager_groups); 1: plain cases.
   uint64_t eager_group = 16;
@@ -51,6 +54,10 @@ struct CampaignOptions {
   // the findings are the cases whose outcome differs (regressed, fixed, changed).
   std::string baseline, baseline_path;
   double analyze_s = 120;  // one finding's analysis (ablation, marginal confirmation)
+  // Analyses that run on workers of their own, beside the exploring ones, before any lends a
+  // slot of its lane (-1: a quarter of --workers, at least one). With two workers, lending
+  // halved the compiled lane for minutes each time a compiled failure was analyzed.
+  int analysis_workers = -1;
   // Stop exploring once this many new findings have a settled cause (0: never): a test that
   // waits for what it asserts instead of its clock; the shrink phase still follows.
   int stop_after_findings = 0;

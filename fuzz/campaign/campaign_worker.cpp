@@ -66,12 +66,7 @@ std::optional<std::string> plugin_import_failure(const RunReport& r) {
 
 }  // namespace
 
-bool cuda_context_poisoned(const std::string& text) {
-  for (const char* p : {"illegal memory access", "device-side assert", "unspecified launch failure",
-                        "misaligned address", "illegal instruction was encountered", "CUDA error: uncorrectable ECC"})
-    if (text.find(p) != std::string::npos) return true;
-  return false;
-}
+bool cuda_context_poisoned(const std::string& text) { return cuda_context_lost(text); }
 
 int serve_worker(const CampaignWorkerOptions& o) {
   g_proto = ::dup(1);

@@ -34,7 +34,7 @@ struct LanePlan {
 // a user who only asks for more workers gets both lanes, never every worker compiling.
 // Throws std::invalid_argument naming the flag and the constraint.
 std::vector<LanePlan> parse_lanes(const std::string& spec, int workers, bool workers_given);
-// The default when neither --lanes nor --workers is given, for `workers` = cores / 2: a quarter
+// The default when neither --lanes nor --workers is given, for `workers` = cores / 2: half
 // (at least one) compiled, the rest eager; a single worker is compiled (today's campaign).
 std::vector<LanePlan> default_lanes(int workers);
 std::string lanes_text(const std::vector<LanePlan>& plan);  // "eager=6,compiled=2"

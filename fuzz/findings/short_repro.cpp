@@ -163,7 +163,9 @@ Plan make_plan(const EmitSpec& s, bool sequence) {
       p.compiled = p.compiled || alt->what == Alt::PASS || alt->oracle == "compiled";
       if (alt->what == Alt::SIGNATURE) {
         sigs.insert(alt->signature);
-        p.ladder = p.ladder || (alt->oracle == "compiled" && c.compile.backend != Backend::EAGER);
+        // A CUDA fault loses the process's context: no rung could run after it (flce walks none).
+        const bool context_lost = alt->signature == kCudaFaultSignature;
+        p.ladder = p.ladder || (alt->oracle == "compiled" && c.compile.backend != Backend::EAGER && !context_lost);
       }
     }
     p.entries.push_back(entry);

@@ -1,0 +1,44 @@
+"""One block per campaign directory, from its report.json and state.json: what the GPU scripts
+print so that a device call's log answers the issue's questions without unpacking the tarball.
+
+    python3 scripts/campaign_summary.py DIR [DIR ...]
+"""
+import json
+import sys
+
+
+def lane_text(lanes):
+    return "; ".join(
+        f"{k}: {v.get('cases')} cases {v.get('cases_per_min', 0):.0f}/min w{v.get('workers')}"
+        + "".join(f" {f}={v['ms'][f + '_ms'] / max(v.get('cases') or 1, 1):.0f}ms"
+                  for f in ("golden", "eager", "reference", "compile", "ladder", "worker") if f + "_ms" in v.get("ms", {}))
+        for k, v in lanes.items()
+    )
+
+
+def summary(d):
+    try:
+        r = json.load(open(d + "/report.json"))
+    except Exception as e:  # a campaign killed before its report: say so, do not stop the others
+        print(f"{d}: no report.json ({e})")
+        return
+    try:
+        graphs = len(json.load(open(d + "/state.json")).get("graphs", []))
+    except Exception:
+        graphs = "?"
+    print(f"== {d}: {r.get('cases_done')} cases, first finding {r.get('time_to_first_finding_s')}, "
+          f"{r.get('new_findings')} new / {r.get('known_findings')} known, elapsed {r.get('elapsed_s', 0):.0f} s, "
+          f"first ready {r.get('first_ready_s', -1):.1f} s | {lane_text(r.get('lanes', {}))}")
+    print(f"   graphs {graphs} ({r.get('graphs_per_min', 0):.1f}/min, {r.get('graphs_per_min_after_ready', 0):.1f}/min after ready), "
+          f"cases/min {r.get('cases_per_min', 0):.0f} ({r.get('cases_per_min_after_ready', 0):.0f} after ready), "
+          f"analyses {r.get('analyses')}, abandoned {r.get('abandoned')}, explained {list(r.get('explained', {}).keys())}, "
+          f"ladders {[(l['key'][:60], l['walks'], l['hits']) for l in r.get('ladders', [])]}")
+    for f in r.get("findings", []):
+        print(f"   {'NEW  ' if f.get('new') else 'known'} {f.get('key')}  x{f.get('count')} at {f.get('first_seen_s', 0):.1f}s "
+              f"outputs {f.get('outputs')} ablation {f.get('ablation_runs')} runs; {f.get('cause_note', '')[:120]}"
+              f"{' confirm ' + json.dumps(f['confirm']) if f.get('confirm') else ''} shrink {f.get('shrink')} ({f.get('shrink_runs')})")
+
+
+if __name__ == "__main__":
+    for d in sys.argv[1:]:
+        summary(d)

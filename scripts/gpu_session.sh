@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Run THERE (the GPU box), from scripts/gpu_run.sh's `session` step, after flce is built: the
+# measurements still open in issues #20-#22, as parts picked by FLCE_PARTS (run in the order
+# given, each alone on the box, each skipped when the call's deadline would cut it):
+#   short      the compiled-Liger illegal memory access and the compiled-loss cases: their short
+#              scripts (flce repro --emit-python) written and run alone, 3 times each, on main
+#   main-sS    Liger main alone, default lanes, S = seed (1.5 min; FLCE_MAIN_MIN)
+#   pre-sS     the tree before Liger #1362 alone, default lanes (1 min): the softcap compile failure
+#   eagerT-sS  the eager lane, 8 workers, T = main or wheel (0.8.5), 1.5 min (FLCE_EAGER_MIN)
+#   ten        ten campaigns side by side, 2 workers each, 5 minutes (trees as gpu_campaigns.sh b2)
+#   plantD-sS  planted defect D (scripts/liger_plant.py) alone, default lanes, 1 min, main's known
+#              list (FLCE_MAIN_KNOWN: a main-sS campaign of this call, else corpus/expectations.json)
+#   tenk-sS    10,000 eager cases of the 0.8.5 wheel (--max-cases 10000, 8 workers)
+# Everything lands in $OUT/session.tgz; the summary goes to stdout.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+FLCE=$ROOT/${FLCE_BUILD_DIR:-build}/flce
+OUT=${OUT:-out}
+S=/tmp/session
+mkdir -p "$S"
+REPO=$ROOT/.carry/liger-repo.git
+trap 'tar -czf "$OUT/session.tgz" --exclude=cache --exclude=workers --exclude="*-inductor" -C /tmp session 2>/dev/null' EXIT
+trap 'exit 143' TERM
+T0=$(date +%s)
+DEADLINE=${FLCE_SESSION_DEADLINE_S:-540}
+stamp() { echo "[session +$(($(date +%s) - T0))s] $*"; }
+left() { echo $((DEADLINE - ($(date +%s) - T0))); }
+
+campaign() {  # campaign NAME ARGS...: one campaign, its log and summary under $S
+  local name=$1; shift
+  local d=$S/$name t0
+  rm -rf "$d"
+  t0=$(date +%s)
+  timeout "${CAMPAIGN_TIMEOUT:-500}" "$FLCE" campaign --out "$d" --device cuda --quiet "$@" >"$S/$name.log" 2>&1
+  echo "exit $? wall $(($(date +%s) - t0)) s" >>"$S/$name.log"
+  python3 scripts/campaign_summary.py "$d" >>"$S/$name.log"
+  tail -n +1 "$S/$name.log" | grep -E '^(exit|==|   )' | cut -c1-400
+}
+
+main_src() { ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/flce/trees/"$(git -C "$REPO" rev-parse main)"/src 2>/dev/null; }
+planted() {
+  [[ -d /tmp/planted ]] && return
+  mkdir -p /tmp/liger-main
+  [[ -d /tmp/liger-main/src ]] || git -C "$REPO" archive main src | tar -x -C /tmp/liger-main
+  python3 scripts/liger_plant.py /tmp/liger-main/src /tmp/planted >"$S/planted.txt" 2>&1 || cat "$S/planted.txt"
+}
+known_main() { [[ -n ${FLCE_MAIN_KNOWN:-} && -f $FLCE_MAIN_KNOWN/report.json ]] && echo "--known $FLCE_MAIN_KNOWN"; }
+
+for part in ${FLCE_PARTS:-short main-s31}; do
+  need=150
+  case $part in ten) need=360 ;; tenk-*) need=330 ;; short) need=90 ;; esac
+  if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
+  seed=${part##*-s}
+  stamp "$part"
+  case $part in
+    short)
+      "$FLCE" run corpus/cases/liger-fp32-default.json --subject liger --subject-git "$REPO@main" >/dev/null 2>&1  # exports main
+      src=$(main_src)
+      for c in liger-compiled-ima-ce-weight liger-compiled-loss-ignored-targets; do
+        "$FLCE" repro "corpus/cases/$c.json" --subject liger --subject-git "$REPO@main" --emit-python -o "$S/$c.py" \
+          >"$S/$c.emit.log" 2>&1
+        echo "== $c: $(wc -l <"$S/$c.py") lines ($(head -c 300 "$S/$c.emit.log" | tr '\n' ' '))"
+        for k in 1 2 3; do
+          (cd /tmp && PYTHONPATH=$src timeout 200 python3 "$S/$c.py" >"$S/$c.run$k.log" 2>&1; echo "exit $?" >>"$S/$c.run$k.log")
+          echo "   run $k: $(grep -E '^(REPRODUCED|NOT REPRODUCED|SKIP|exit)' "$S/$c.run$k.log" | tr '\n' ' ')"
+        done
+        timeout 240 "$FLCE" replay --only "$c" --subject-git "$REPO@main" >"$S/$c.replay.log" 2>&1
+        echo "   flce replay: exit $? $(grep -E 'as-expected|unexpected|changed|outcome' "$S/$c.replay.log" | head -3 | tr '\n' ' ' | cut -c1-300)"
+      done
+      ;;
+    main-s*)
+      campaign "$part" --subject liger --subject-git "$REPO@main" --minutes "${FLCE_MAIN_MIN:-1.5}" --seed "$seed" \
+        --known corpus/expectations.json --minimize-s 20 --grace-s 30 --case-timeout 120
+      ;;
+    pre-s*)
+      campaign "$part" --subject liger --subject-git "$REPO@c5bda07f^" --minutes 1 --seed "$seed" \
+        --known corpus/expectations.json --minimize-s 0 --grace-s 20 --case-timeout 120
+      ;;
+    eagermain-s*)
+      campaign "$part" --subject liger --subject-git "$REPO@main" --lanes eager=8 --minutes "${FLCE_EAGER_MIN:-1.5}" \
+        --seed "$seed" --known corpus/expectations.json --minimize-s 0 --grace-s 20
+      ;;
+    eagerwheel-s*)
+      campaign "$part" --subject liger --lanes eager=8 --minutes "${FLCE_EAGER_MIN:-1.5}" --seed "$seed" \
+        --known corpus/expectations.json --minimize-s 0 --grace-s 20
+      ;;
+    tenk-s*)
+      CAMPAIGN_TIMEOUT=$(($(left) - 10)) campaign "$part" --subject liger --lanes eager=8 --max-cases 10000 --minutes 6 \
+        --seed "$seed" --known corpus/expectations.json --minimize-s 0 --grace-s 20
+      ;;
+    plant*-s*)
+      planted
+      d=${part#plant}; d=${d%-s*}
+      # shellcheck disable=SC2046
+      campaign "$part" --subject liger --subject-path "/tmp/planted/$d/src" --minutes 1 --seed "$seed" \
+        $(known_main) --known corpus/expectations.json --minimize-s 0 --grace-s 20 --case-timeout 120
+      python3 -c "import json; print('   expected:', json.load(open('/tmp/planted/expected.json'))['$d'])" 2>/dev/null
+      ;;
+    ten)
+      planted
+      pids=()
+      specs=("main:--subject-git $REPO@main" "v0.8.2:--subject-git $REPO@v0.8.2" "pre1362:--subject-git $REPO@c5bda07f^"
+             "wheel:" "pr1324:--subject-git $REPO@refs/pull/1324/head" "base1324:--subject-git $REPO@refs/pull/1324/head^")
+      for d in zloss-grad weighted-mean smoothing-eps bias-accum; do specs+=("planted-$d:--subject-path /tmp/planted/$d/src"); done
+      for spec in "${specs[@]}"; do
+        name=${spec%%:*}
+        # shellcheck disable=SC2086
+        (CAMPAIGN_TIMEOUT=420 campaign "ten-$name" --subject liger ${spec#*:} --lanes eager=1,compiled=1 --cpus 1 \
+           --minutes 5 --seed "${FLCE_TEN_SEED:-11}" --known corpus/expectations.json --minimize-s 10 --grace-s 20 \
+           --case-timeout 120 >/dev/null) &
+        pids+=($!)
+      done
+      for p in "${pids[@]}"; do wait "$p"; done
+      for spec in "${specs[@]}"; do grep -E '^(exit|==|   )' "$S/ten-${spec%%:*}.log" | cut -c1-400; done
+      ;;
+    *) stamp "unknown part $part" ;;
+  esac
+done
+stamp "done"
