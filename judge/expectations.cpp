@@ -78,6 +78,15 @@ std::vector<PinnedCase> parse_expectations(std::string_view text, const std::str
       } else {
         ex.outcome = text_of(r, "outcome", rbad, true);
       }
+      if (auto cz = r.find("cause"); cz != r.end()) {
+        if (!cz->is_array() || cz->empty()) throw rbad("cause", "must be a non-empty array of feature strings");
+        for (size_t a = 0; a < cz->size(); ++a) {
+          const std::string feat = (*cz)[a].is_string() ? (*cz)[a].get<std::string>() : "";
+          if (feat.empty() || feat.find_first_of(" ,[]") != std::string::npos)
+            throw rbad(fmt::format("cause[{}]", a), "must be a feature such as \"softcap\" or \"reduction=none\" (no spaces, commas or brackets)");
+          ex.cause.push_back(feat);
+        }
+      }
       p.expect.push_back(std::move(ex));
     }
     out.push_back(std::move(p));

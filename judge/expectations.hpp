@@ -18,6 +18,10 @@ struct Expectation {
   // ead96b618e5c"); empty: any version. One case can so pin a regression between releases.
   std::string subject_version;
   std::string outcome;  // one outcome line, or alternatives joined by kOutcomeSeparator (" | ")
+  // The pinned bug's essential features (fuzz/findings/cause.hpp: "softcap", "reduction=none"),
+  // when known: --known then files a campaign's finding of the outcome's class under this pin only
+  // if the finding's cause carries all of them. Empty: any finding whose features the case carries.
+  std::vector<std::string> cause;
 };
 
 struct PinnedCase {

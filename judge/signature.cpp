@@ -94,8 +94,13 @@ std::string normalize_message(const std::string& msg) {
 }
 
 bool cuda_context_lost(const std::string& text) {
+  // The sticky errors by name, then any other "CUDA error:" text: torch raises those as
+  // AcceleratorError, and one unnamed here (on the H200, "operation not supported on
+  // global/shared address space" after a compiled Liger case) left a worker failing 1,635 cases
+  // in 30 s. Restarting a worker whose context was fine costs seconds; keeping a dead one, the night.
   for (const char* p : {"illegal memory access", "device-side assert", "unspecified launch failure",
-                        "misaligned address", "illegal instruction was encountered", "CUDA error: uncorrectable ECC"})
+                        "misaligned address", "illegal instruction was encountered", "CUDA error: uncorrectable ECC",
+                        "operation not supported on global/shared address space", "CUDA error:"})
     if (text.find(p) != std::string::npos) return true;
   return false;
 }

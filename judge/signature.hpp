@@ -31,8 +31,10 @@ struct Signature {
 // address, a device-side assert, ...): nothing more runs in that process, the backend ladder
 // included, and a campaign restarts its worker.
 bool cuda_context_lost(const std::string& text);
-// signatures.json's entry for the commonest of them, an illegal memory access.
-inline constexpr const char* kCudaFaultSignature = "cuda-illegal-memory-access";
+// signatures.json's entries for them (an illegal memory access, an address in the wrong space).
+inline bool is_cuda_fault_signature(const std::string& id) {
+  return id == "cuda-illegal-memory-access" || id == "cuda-invalid-address-space";
+}
 
 class SignatureTable {
  public:

@@ -6,14 +6,24 @@ print so that a device call's log answers the issue's questions without unpackin
 import json
 import sys
 
+TIME_FIELDS = ("golden", "eager", "reference", "compile", "ladder", "worker")
+
 
 def lane_text(lanes):
-    return "; ".join(
-        f"{k}: {v.get('cases')} cases {v.get('cases_per_min', 0):.0f}/min w{v.get('workers')}"
-        + "".join(f" {f}={v['ms'][f + '_ms'] / max(v.get('cases') or 1, 1):.0f}ms"
-                  for f in ("golden", "eager", "reference", "compile", "ladder", "worker") if f + "_ms" in v.get("ms", {}))
-        for k, v in lanes.items()
-    )
+    out = []
+    for name, v in lanes.items():
+        n = max(v.get("cases") or 1, 1)
+        ms = v.get("ms", {})
+        split = "".join(f" {f}={ms[f + '_ms'] / n:.0f}ms" for f in TIME_FIELDS if f + "_ms" in ms)
+        out.append(f"{name}: {v.get('cases')} cases {v.get('cases_per_min', 0):.0f}/min w{v.get('workers')}{split}")
+    return "; ".join(out)
+
+
+def finding_line(f):
+    confirm = " confirm " + json.dumps(f["confirm"]) if f.get("confirm") else ""
+    return (f"   {'NEW  ' if f.get('new') else 'known'} {f.get('key')}  x{f.get('count')} at "
+            f"{f.get('first_seen_s', 0):.1f}s outputs {f.get('outputs')} ablation {f.get('ablation_runs')} runs; "
+            f"{f.get('cause_note', '')[:120]}{confirm} shrink {f.get('shrink')} ({f.get('shrink_runs')})")
 
 
 def summary(d):
@@ -26,17 +36,16 @@ def summary(d):
         graphs = len(json.load(open(d + "/state.json")).get("graphs", []))
     except Exception:
         graphs = "?"
+    ladders = [(x["key"][:60], x["walks"], x["hits"]) for x in r.get("ladders", [])]
     print(f"== {d}: {r.get('cases_done')} cases, first finding {r.get('time_to_first_finding_s')}, "
           f"{r.get('new_findings')} new / {r.get('known_findings')} known, elapsed {r.get('elapsed_s', 0):.0f} s, "
           f"first ready {r.get('first_ready_s', -1):.1f} s | {lane_text(r.get('lanes', {}))}")
-    print(f"   graphs {graphs} ({r.get('graphs_per_min', 0):.1f}/min, {r.get('graphs_per_min_after_ready', 0):.1f}/min after ready), "
-          f"cases/min {r.get('cases_per_min', 0):.0f} ({r.get('cases_per_min_after_ready', 0):.0f} after ready), "
-          f"analyses {r.get('analyses')}, abandoned {r.get('abandoned')}, explained {list(r.get('explained', {}).keys())}, "
-          f"ladders {[(l['key'][:60], l['walks'], l['hits']) for l in r.get('ladders', [])]}")
+    print(f"   graphs {graphs} ({r.get('graphs_per_min', 0):.1f}/min, "
+          f"{r.get('graphs_per_min_after_ready', 0):.1f}/min after ready), cases/min {r.get('cases_per_min', 0):.0f} "
+          f"({r.get('cases_per_min_after_ready', 0):.0f} after ready), analyses {r.get('analyses')}, "
+          f"abandoned {r.get('abandoned')}, explained {list(r.get('explained', {}).keys())}, ladders {ladders}")
     for f in r.get("findings", []):
-        print(f"   {'NEW  ' if f.get('new') else 'known'} {f.get('key')}  x{f.get('count')} at {f.get('first_seen_s', 0):.1f}s "
-              f"outputs {f.get('outputs')} ablation {f.get('ablation_runs')} runs; {f.get('cause_note', '')[:120]}"
-              f"{' confirm ' + json.dumps(f['confirm']) if f.get('confirm') else ''} shrink {f.get('shrink')} ({f.get('shrink_runs')})")
+        print(finding_line(f))
 
 
 if __name__ == "__main__":

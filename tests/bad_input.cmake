@@ -62,7 +62,7 @@ foreach(step init "add ." "commit -qm one" "commit -q --allow-empty -m two")
   endif()
 endforeach()
 
-# A campaign directory as a run of subject model, seed 5, family 32, on the CPU left it: a state
+# A campaign directory as a run of subject model, seed 5, family 8 (the default), on the CPU left it: a state
 # and one finding. Refused resumes must leave both byte for byte.
 set(CAMP ${W}/campaign)
 set(FID judge-loss-out-of-bounds-eager-0badc0de)
@@ -70,7 +70,7 @@ file(MAKE_DIRECTORY ${CAMP}/findings/${FID})
 file(COPY_FILE ${W}/good.json ${CAMP}/findings/${FID}/case.json)
 file(WRITE ${CAMP}/findings/${FID}/finding.json "{\"signature\": \"judge:loss:out-of-bounds@eager\", \"first_case\": \"sample:5#0\"}\n")
 file(WRITE ${CAMP}/state.json [=[{"schema": "flce-campaign-state/1", "subject": "model", "subject_path": "",
- "family_size": 32, "device": "cpu", "runs": 1, "cases_done": 1, "elapsed_s": 3.5, "first_finding_s": 3.0,
+ "family_size": 8, "device": "cpu", "runs": 1, "cases_done": 1, "elapsed_s": 3.5, "first_finding_s": 3.0,
  "seeds": {"5": {"next": 1, "done_above": []}}, "corpus_done": [], "outcomes": {"judge:loss:out-of-bounds@eager": 1},
  "findings": [{"id": "judge-loss-out-of-bounds-eager-0badc0de", "signature": "judge:loss:out-of-bounds@eager",
    "count": 1, "first_case": "sample:5#0", "first_seen": "2026-12-01T00:00:00Z", "first_seen_s": 3.0,
@@ -180,7 +180,7 @@ campaign_row(campaign-resume-subject-path "--subject-path ${W}: ${CAMP} holds a 
              --subject-path ${W})
 campaign_row(campaign-resume-seed "--seed 6: ${CAMP} holds a campaign with --seed 5"
              ${FLCE} campaign --minutes 1 --out ${CAMP} --subject model --seed 6 --quiet)
-campaign_row(campaign-resume-family "--family 8: ${CAMP} holds a campaign with --family 32" ${C} --family 8)
+campaign_row(campaign-resume-family "--family 32: ${CAMP} holds a campaign with --family 8" ${C} --family 32)
 campaign_row(campaign-resume-device "--device cuda: ${CAMP} holds a campaign with --device 'cpu'" ${C} --device cuda)
 campaign_row(campaign-resume-corpus "--corpus: case ${W}/corpus-bad/range.json" ${C} --corpus ${W}/corpus-bad)
 campaign_row(campaign-resume-gpus "--gpus 1: no GPU visible here" ${CMAKE_COMMAND} -E env CUDA_VISIBLE_DEVICES= ${C} --gpus 1)

@@ -396,5 +396,50 @@ TEST(Known, ExpectationsMatchByClassAndPinnedFeaturesAndEarlierCampaignsByCause)
   EXPECT_THROW(load_known({(d.p / "bad.json").string()}, "liger"), KnownInputError);
 }
 
+
+// Found on Liger main (H200): a marginal [reduction=none] finding was filed under the softcap pin,
+// whose case has reduction=none, and so never read as news. A pin that names its cause keeps it.
+TEST(Known, APinWithACauseTakesItsBugAndNarrowerViewsNotBroaderOnes) {
+  TempDir d;
+  fs::create_directories(d.p / "cases");
+  Case pin;
+  pin.input_dtype = pin.weight_dtype = DType::F32;
+  pin.softcap = 3.0;
+  pin.reduction = Reduction::NONE;
+  std::ofstream(d.p / "cases" / "sc.json") << to_json(pin);
+  const auto pin_with = [&](const std::string& cause) {
+    std::ofstream(d.p / "expectations.json")
+        << R"([{"case": "cases/sc.json", "subject": "liger", "expect": [{"device": "cuda",
+               "outcome": "judge:grad_weight:out-of-bounds@eager")" + cause + "}]}]";
+    return load_known({(d.p / "expectations.json").string()}, "liger");
+  };
+  Finding f;
+  f.signature = "judge:loss:out-of-bounds@eager";
+  f.failure = "out-of-bounds@eager";
+  f.cause_status = CauseStatus::ABLATED;
+  const auto known_with = [&](const KnownList& k, std::vector<std::string> essential) {
+    f.essential = std::move(essential);
+    return match_known(k, f, "2.11.0", true, "") != nullptr;
+  };
+  const KnownList plain = pin_with("");
+  EXPECT_TRUE(known_with(plain, {"reduction=none"}));  // without a cause: any feature the case carries
+  const KnownList caused = pin_with(R"(, "cause": ["softcap"])");
+  EXPECT_TRUE(known_with(caused, {"softcap"}));
+  EXPECT_TRUE(known_with(caused, {"dtype=fp32", "softcap"}));
+  EXPECT_TRUE(known_with(caused, {"dtype=fp16", "softcap"}));  // narrower, though the case is fp32
+  EXPECT_FALSE(known_with(caused, {"reduction=none"}));       // broader: another bug
+  EXPECT_FALSE(known_with(caused, {}));
+  f.failure = "missing@eager";
+  EXPECT_FALSE(known_with(caused, {"softcap"}));  // another class
+  // A cause the pinned case does not show is refused, named.
+  try {
+    pin_with(R"(, "cause": ["ce_weight"])");
+    ADD_FAILURE() << "a cause feature the case lacks was accepted";
+  } catch (const KnownInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cause feature 'ce_weight'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(pin_with(R"(, "cause": "softcap")"), KnownInputError);  // not an array
+}
+
 }  // namespace
 }  // namespace flce

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fuzz/findings/cuda_fault.hpp"
+#include "judge/signature.hpp"
 
 namespace flce {
 namespace {
@@ -138,6 +139,28 @@ TEST(CudaFault, RerunWritesTheNamedKernelIntoCudaFaultJson) {
   EXPECT_NE(j["commands"][0]["command"].get<std::string>().find("CUDA_LAUNCH_BLOCKING=1"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir / "cuda_fault.txt"));
   fs::remove_all(dir);
+}
+
+
+// A worker whose CUDA context a fault lost must be restarted: on the H200 an unnamed one ("operation
+// not supported on global/shared address space") left a compiled worker failing 1,635 cases in 30 s.
+TEST(CudaFault, EveryCudaErrorTextLosesTheContextOthersDoNot) {
+  for (const char* lost : {"torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+                           "AcceleratorError: CUDA error: operation not supported on global/shared address space",
+                           "RuntimeError: CUDA error: device-side assert triggered",
+                           "RuntimeError: CUDA error: misaligned address", "CUDA error: some error torch names later"})
+    EXPECT_TRUE(cuda_context_lost(lost)) << lost;
+  for (const char* fine : {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                           "TypeError: unsupported operand type(s) for *: 'torch.dtype' and 'Tensor'", ""})
+    EXPECT_FALSE(cuda_context_lost(fine)) << fine;
+  const SignatureTable t = SignatureTable::load_default();
+  ErrorChain chain;
+  chain.push_back({"torch.AcceleratorError", "CUDA error: operation not supported on global/shared address space", {}});
+  const Signature s = t.classify(chain, "2.11.0");
+  EXPECT_EQ(s.id, "cuda-invalid-address-space");
+  EXPECT_TRUE(is_cuda_fault_signature(s.id));
+  EXPECT_TRUE(is_cuda_fault_signature("cuda-illegal-memory-access"));
+  EXPECT_FALSE(is_cuda_fault_signature("tier1-decomposition"));
 }
 
 }  // namespace

@@ -7,9 +7,11 @@
 // repro.py (`flce repro --emit-python`'s script, expecting that exact outcome). Findings
 // already shrunk, and known ones (known.hpp), are skipped, so a resumed campaign continues here.
 #pragma once
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,9 @@ struct ShrinkOptions {
   int parallel = 1;                // findings shrunk at once, one worker each
   bool quiet = false;
   volatile std::sig_atomic_t* stop = nullptr;  // set by SIGINT/SIGTERM: finish the current try, stop
+  // When the shrink phase must be over (the campaign's --grace-s); the CUDA-fault re-run of a
+  // finding gets no more than what is left. Unset: no limit but case_timeout_s.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 // Updates each finding's shrink fields and calls save() after each finding. Never throws

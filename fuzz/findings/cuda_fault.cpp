@@ -314,6 +314,15 @@ std::string name_cuda_fault(const fs::path& finding_dir, const std::string& sign
   r.pythonpath = (fs::path(FLCE_SOURCE_DIR) / "subjects").string();
   r.gpu = gpu;
   r.timeout_s = o.case_timeout_s;
+  if (o.deadline) {  // within the campaign's grace: a shared box gets its cores back on time
+    const double left = std::chrono::duration<double>(*o.deadline - std::chrono::steady_clock::now()).count();
+    if (left < 5) {
+      const std::string why = "skipped: the campaign's --grace-s ran out before the fault re-run";
+      write_atomic(finding_dir / "cuda_fault.json", nlohmann::json{{"status", why}}.dump(2) + "\n");
+      return why;
+    }
+    r.timeout_s = std::min(r.timeout_s, left / 2);  // two runs: launch-blocking, then the sanitizer
+  }
   r.sanitizer = find_compute_sanitizer();
   // The re-run reads the tracebacks the long script prints with --verbose: the finding's
   // repro.py when it is one, else a long script of the shrunk case (which a short repro.py

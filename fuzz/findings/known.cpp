@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "judge/expectations.hpp"
@@ -46,6 +47,12 @@ void load_expectations_file(const fs::path& p, const std::string& subject, Known
         ke.outcome = alt;
         ke.failure = failure_class(alt);
         ke.features = feats;
+        ke.pin_cause = e.cause;
+        for (auto& c : e.cause)  // a cause the pinned case cannot show is a typo, not a pin
+          if (std::find(feats.begin(), feats.end(), c) == feats.end())
+            throw KnownInputError(fmt::format("--known {}: {}: cause feature '{}' is not a feature of the pinned case "
+                                              "(its features: {})",
+                                              p.string(), lp.pin.case_file, c, fmt::join(feats, ", ")));
         ke.from_expectation = true;
         ke.torch = e.torch;
         ke.device = e.device;
@@ -100,17 +107,29 @@ const KnownEntry* match_known(const KnownList& known, const Finding& f, const st
   const bool ablated = f.cause_status == CauseStatus::ABLATED;
   for (auto& e : known.entries) {
     if (e.from_expectation) {
-      Expectation here{e.torch, e.device, e.subject_version, e.outcome};
+      Expectation here{e.torch, e.device, e.subject_version, e.outcome, {}};
       if (!expectation_here({here}, torch, cuda, subject_version)) continue;
-      // A cause with no essential feature (it fails at every default) is one instance of a pin
-      // only when the pin has no feature either: else every bug of the class would be "known".
-      if (ablated ? e.failure && e.failure->key == f.failure && (!f.essential.empty() || e.features.empty()) &&
-                        std::all_of(f.essential.begin(), f.essential.end(),
-                                    [&](const std::string& x) {
-                                      return std::find(e.features.begin(), e.features.end(), x) != e.features.end();
-                                    })
-                  : e.outcome == f.signature)
-        return &e;
+      const auto has = [](const std::vector<std::string>& v, const std::string& x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+      };
+      bool match = false;
+      if (!ablated) {
+        match = e.outcome == f.signature;
+      } else if (!e.failure || e.failure->key != f.failure) {
+        match = false;
+      } else if (!e.pin_cause.empty()) {
+        // The pin names its bug's cause: the finding is that bug, or a narrower view of it
+        // ([dtype=fp16,softcap] under [softcap]), when its cause carries every feature of the
+        // pin's. A broader one ([reduction=none] under a softcap pin whose case has
+        // reduction=none) is another bug: on Liger main it was filed Known before pins had causes.
+        match = std::all_of(e.pin_cause.begin(), e.pin_cause.end(), [&](const std::string& x) { return has(f.essential, x); });
+      } else {
+        // A cause with no essential feature (it fails at every default) is one instance of a pin
+        // only when the pin has no feature either: else every bug of the class would be "known".
+        match = (!f.essential.empty() || e.features.empty()) &&
+                std::all_of(f.essential.begin(), f.essential.end(), [&](const std::string& x) { return has(e.features, x); });
+      }
+      if (match) return &e;
     } else if (ablated && !e.cause.empty() ? e.cause == f.cause : e.outcome == f.signature) {
       return &e;
     }

@@ -25,6 +25,7 @@ struct KnownEntry {
   std::string outcome;
   std::optional<FailureClass> failure;
   std::vector<std::string> features;
+  std::vector<std::string> pin_cause;  // the expectation's `cause`: the pinned bug's essential features
   // Earlier findings: their cause key ("" when not ablated) and outcome line.
   std::string cause;
   bool from_expectation = false;

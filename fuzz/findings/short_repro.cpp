@@ -164,7 +164,7 @@ Plan make_plan(const EmitSpec& s, bool sequence) {
       if (alt->what == Alt::SIGNATURE) {
         sigs.insert(alt->signature);
         // A CUDA fault loses the process's context: no rung could run after it (flce walks none).
-        const bool context_lost = alt->signature == kCudaFaultSignature;
+        const bool context_lost = is_cuda_fault_signature(alt->signature);
         p.ladder = p.ladder || (alt->oracle == "compiled" && c.compile.backend != Backend::EAGER && !context_lost);
       }
     }
