@@ -356,6 +356,39 @@ TEST(FindingBook, UnanalyzedFindingsKeepTheirOutcomeLineAndCrashesNeedNoAnalysis
   EXPECT_EQ(fc.finding->cause_status, CauseStatus::NONE);
 }
 
+// The campaign drops the queued neighbours of a finding the known list explains: the book says,
+// after the analysis, whether the tentative finding ended as a known one (renamed or merged).
+TEST(FindingBook, SaysWhetherAnAnalyzedFindingEndedKnown) {
+  TempDir d;
+  fs::create_directories(d.p / "cases");
+  Case sc;
+  sc.softcap = 3.0;
+  std::ofstream(d.p / "cases" / "sc.json") << to_json(sc);
+  std::ofstream(d.p / "expectations.json")
+      << R"([{"case": "cases/sc.json", "subject": "model", "expect": [{"outcome": "judge:grad_weight:out-of-bounds@eager",
+             "cause": ["softcap"]}]}])";
+  const KnownList known = load_known({(d.p / "expectations.json").string()}, "model");
+  CampaignState st;
+  FindingBook book(d.p / "camp", st, known, false);
+  Case ls;
+  ls.label_smoothing = 0.1;
+  auto a = book.file(sighting("a", sc, "grad_weight", 9), 1.0);
+  ASSERT_TRUE(a.analyze);
+  AnalyzeResult r;
+  r.status = CauseStatus::ABLATED;
+  r.essential = {"softcap"};
+  r.cause = "out-of-bounds@eager[softcap]";
+  EXPECT_FALSE(book.resolved_known(a.analyze->finding_id));  // not resolved yet
+  auto next = book.resolve(a.analyze->finding_id, r, 2.0);
+  EXPECT_TRUE(book.resolved_known(a.analyze->finding_id));
+  auto b = book.file(sighting("b", ls, "grad_weight", 9), 3.0);
+  ASSERT_TRUE(b.analyze);
+  r.essential = {"label_smoothing"};
+  r.cause = "out-of-bounds@eager[label_smoothing]";
+  book.resolve(b.analyze->finding_id, r, 4.0);
+  EXPECT_FALSE(book.resolved_known(b.analyze->finding_id));
+}
+
 TEST(Known, ExpectationsMatchByClassAndPinnedFeaturesAndEarlierCampaignsByCause) {
   TempDir d;
   fs::create_directories(d.p / "cases");

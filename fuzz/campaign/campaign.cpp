@@ -237,6 +237,7 @@ class Campaign {
   volatile std::sig_atomic_t analysis_stop_ = 0;
   int analyses_started_ = 0;
   std::map<std::string, int> analyses_run_;  // "own" (an analysis worker) / "lent" (a lane's slot)
+  int64_t neighbours_dropped_ = 0;           // neighbours of findings the known list explains, not run
   bool finishing_ = false;  // exploration is over: queued analyses run whatever the subject did
   std::string pending_stacks_;  // i15b: stacks.txt of the timeout being recorded
   bool tty_ = false;
@@ -718,6 +719,16 @@ void Campaign::poll_analyses() {
     const AnalyzeResult res = it->result;
     it = jobs_.erase(it);
     for (auto& next : book_->resolve(id, res, elapsed())) queued_.push_back(next);
+    // A finding the known list explains is charted: its neighbours would only show it again (on
+    // the H200, 26 neighbours of the seed's known tier 1 held the compiled lane for 10 s).
+    if (book_->resolved_known(id)) {
+      const size_t before = st_.neighbours.size();
+      std::erase_if(st_.neighbours, [&](const auto& n) {
+        return !dispatched_.count(n.first) && (n.first.rfind("neighbour:" + id + "#", 0) == 0 ||
+                                              n.first.rfind("neighbour:" + id + "/eager#", 0) == 0);
+      });
+      neighbours_dropped_ += static_cast<int64_t>(before - st_.neighbours.size());
+    }
     changed = true;
   }
   if (!queued_.empty() && (st_.subject_ran || finishing_)) {
@@ -1116,6 +1127,7 @@ CampaignResult Campaign::run() {
   rs.graphs_this_run = graphs_this_run_;
   rs.first_ready_s = first_ready_s_;
   rs.analyses = analyses_run_;
+  rs.neighbours_dropped = neighbours_dropped_;
   rs.family_size = o_.family_size;
   rs.wall_s = explore_wall_s;
   rs.seed = o_.seed;

@@ -227,6 +227,8 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     const auto n = [&](const char* k) { return rs.analyses.count(k) ? rs.analyses.at(k) : 0; };
     totals.row({"analyses", fmt::format("{} on analysis workers, {} on a lane's lent slot", n("own"), n("lent"))});
   }
+  if (rs.neighbours_dropped)
+    totals.row({"neighbours not run", fmt::format("{} (of findings the known list explains)", rs.neighbours_dropped)});
   if (!st.ladders.empty()) {
     const LaneTotals* c = st.lanes.count("compiled") ? &st.lanes.at("compiled") : nullptr;
     totals.row({"shared ladders", fmt::format("{} (graph, signature) pairs, {} walks; {} reused ({} traces saved)",
@@ -379,6 +381,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["graphs_per_min_after_ready"] = graphs_per_min_ready(rs);
   j["first_ready_s"] = rs.first_ready_s;
   j["analyses"] = rs.analyses;
+  j["neighbours_dropped"] = rs.neighbours_dropped;
   j["time_to_first_finding_s"] = st.first_finding_s ? nlohmann::ordered_json(*st.first_finding_s) : nlohmann::ordered_json();
   j["worker_restarts"] = st.worker_restarts;
   j["interrupted"] = rs.interrupted;

@@ -15,6 +15,7 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   int64_t graphs_this_run = 0;  // new graph configurations (CampaignState::graphs)
   double first_ready_s = -1;    // the first worker's start-up (time to first finding includes it)
   std::map<std::string, int> analyses;  // analyses run on an analysis worker ("own") or a lent slot ("lent")
+  int64_t neighbours_dropped = 0;       // neighbours of known findings, not run
   uint64_t family_size = 1;
   double wall_s = 0, minutes = 0;
   uint64_t seed = 0;

@@ -237,6 +237,7 @@ std::vector<AnalysisRequest> FindingBook::resolve(const std::string& id, const A
     }
   }
   if (Finding* t = by_id(target_id)) write_finding_json_to(dir_ / "findings" / t->id, *t);
+  resolved_[id] = target_id;
   // The sightings that waited for this class: filed again, now that a cause is known.
   std::vector<Sighting> waiting;
   std::vector<Sighting> rest;
@@ -249,6 +250,14 @@ std::vector<AnalysisRequest> FindingBook::resolve(const std::string& id, const A
   for (auto& s : waiting)
     if (auto filed = file(s, at_s); filed.analyze) next.push_back(*filed.analyze);
   return next;
+}
+
+bool FindingBook::resolved_known(const std::string& id) const {
+  const auto r = resolved_.find(id);
+  if (r == resolved_.end()) return false;
+  for (auto& f : st_.findings)
+    if (f.id == r->second) return !f.known.empty();
+  return false;
 }
 
 void FindingBook::close(const std::string& why, double at_s) {

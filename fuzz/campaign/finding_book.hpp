@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ class FindingBook {
   std::vector<AnalysisRequest> pending_requests();
 
   size_t parked() const { return parked_.size(); }
+  // After resolve(id): whether the finding that tentative id became (renamed, or merged into
+  // another) is on the known list. Its neighbours need not run: the bug is charted already.
+  bool resolved_known(const std::string& id) const;
   // Tentative findings still under analysis.
   bool pending(const std::string& failure) const;
 
@@ -88,6 +92,7 @@ class FindingBook {
   const KnownList& known_;
   bool cuda_;
   std::vector<Sighting> parked_;
+  std::map<std::string, std::string> resolved_;  // tentative id -> the id it ended as
 };
 
 // A differential sighting's outcome line as findings and outcome counts key it:

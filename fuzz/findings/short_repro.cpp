@@ -311,6 +311,9 @@ std::string emit_short_python(const EmitSpec& s) {
   if (classify) w.add("import traceback");
   w.blank();
   w.add("import torch");
+  // Before the subject's import, or the installed copy loads instead of the tree that failed (a
+  // path that is not there, on a maintainer's machine, leaves the installed copy to load).
+  if (!s.subject_path.empty()) w.add("sys.path.insert(0, " + lit(s.subject_path) + ")  # --subject-path");
   if (base == "liger") w.add("from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy");
   w.blank();
 
@@ -326,7 +329,6 @@ std::string emit_short_python(const EmitSpec& s) {
   if (base == "torch-native")
     w.add(skip_block("not hasattr(torch.nn.functional, \"linear_cross_entropy\")",
                      "f\"SKIP: torch {torch.__version__} has no torch.nn.functional.linear_cross_entropy (torch >= 2.13)\""));
-  if (!s.subject_path.empty()) w.add("sys.path.insert(0, " + lit(s.subject_path) + ")  # --subject-path");
   if (flce_subject || workaround) {
     w.add(workaround ? "try:  # flce's own test subject, and flce's workaround (subjects/flce_workaround)" : "try:");
     if (flce_subject) w.add("    from flce_subjects." + kFlceSubjects.at(base) + " import flce");
