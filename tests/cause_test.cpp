@@ -67,6 +67,11 @@ TEST(Cause, FeaturesNameFieldsAwayFromTheirDefault) {
   for (auto& a : ablations(c, *failure_class("tier1-decomposition@compiled:eager"))) traced.push_back(a.feature);
   EXPECT_EQ(eager, (std::vector<std::string>{"dtype=fp32", "softcap", "reduction=none", "token_grad=log_spread"}));
   EXPECT_EQ(traced, (std::vector<std::string>{"dtype=fp32", "softcap", "reduction=none", "compile.dynamic=true"}));
+  // A CUDA fault is raised when a kernel runs: what is fed may be what sends it out of bounds.
+  std::vector<std::string> fault;
+  for (auto& a : ablations(c, *failure_class("cuda-illegal-memory-access@compiled:inductor"))) fault.push_back(a.feature);
+  EXPECT_EQ(fault, (std::vector<std::string>{"dtype=fp32", "softcap", "reduction=none", "token_grad=log_spread",
+                                             "compile.dynamic=true"}));
   for (auto& a : ablations(c, *failure_class("judge:loss:out-of-bounds@compiled"))) {
     EXPECT_TRUE(validation_errors(a.reset).empty()) << a.feature;
     EXPECT_NE(a.reset, c) << a.feature;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <functional>
 
+#include "judge/signature.hpp"
+
 namespace flce {
 
 namespace {
@@ -196,7 +198,11 @@ std::vector<Ablation> ablations(const Case& c, const FailureClass& f) {
   std::vector<Ablation> out;
   for (auto& r : rules()) {
     const std::string n = r.name(c);
-    if (n.empty() || (!f.numeric && !r.graph) || (r.compile_only && f.oracle != "compiled")) continue;
+    // A CUDA fault is raised when a kernel runs, not when the graph is traced: the values fed
+    // (ignored targets, one-class targets) may be what sends it out of bounds, so they are tried
+    // too. (Two compiled Liger faults were keyed [ce_weight] and [softcap] with only those tried.)
+    const bool run_time = f.numeric || is_cuda_fault_signature(f.kind);
+    if (n.empty() || (!run_time && !r.graph) || (r.compile_only && f.oracle != "compiled")) continue;
     Case reset = c;
     r.reset(reset);
     if (reset == c || !validation_errors(reset).empty()) continue;  // nothing to take away, or not a case

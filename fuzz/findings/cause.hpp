@@ -49,7 +49,8 @@ struct Ablation {
 };
 // The features of the case worth resetting for failure `f`, in a fixed order: for a trace-time
 // error only what shapes the compiled graph (it does not depend on values, seed or ignored
-// targets), and compile options only for a failure of the compiled run.
+// targets; a CUDA fault, raised when a kernel runs, may, so it is treated like a numeric
+// failure), and compile options only for a failure of the compiled run.
 std::vector<Ablation> ablations(const Case& c, const FailureClass& f);
 // The case with one named feature reset (the rule of ablations()); nullopt when the case does not
 // have it or the reset would not be a valid case.
