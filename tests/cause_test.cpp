@@ -361,6 +361,17 @@ TEST(FindingBook, UnanalyzedFindingsKeepTheirOutcomeLineAndCrashesNeedNoAnalysis
   EXPECT_EQ(fc.finding->cause_status, CauseStatus::NONE);
 }
 
+// The pinned case of Liger main's softcap regression, as corpus/cases has it (fp32, softcap,
+// reduction none), at DIR/cases/sc.json.
+void write_softcap_pin_case(const fs::path& dir) {
+  fs::create_directories(dir / "cases");
+  Case pin;
+  pin.input_dtype = pin.weight_dtype = DType::F32;
+  pin.softcap = 3.0;
+  pin.reduction = Reduction::NONE;
+  std::ofstream(dir / "cases" / "sc.json") << to_json(pin);
+}
+
 // The campaign drops the queued neighbours of a finding the known list explains: the book says,
 // after the analysis, whether the tentative finding ended as a known one (renamed or merged).
 TEST(FindingBook, SaysWhetherAnAnalyzedFindingEndedKnown) {
@@ -396,12 +407,7 @@ TEST(FindingBook, SaysWhetherAnAnalyzedFindingEndedKnown) {
 
 TEST(Known, ExpectationsMatchByClassAndPinnedFeaturesAndEarlierCampaignsByCause) {
   TempDir d;
-  fs::create_directories(d.p / "cases");
-  Case pin;
-  pin.input_dtype = pin.weight_dtype = DType::F32;
-  pin.softcap = 3.0;
-  pin.reduction = Reduction::NONE;
-  std::ofstream(d.p / "cases" / "sc.json") << to_json(pin);
+  write_softcap_pin_case(d.p);
   std::ofstream(d.p / "expectations.json")
       << R"([{"case": "cases/sc.json", "subject": "liger", "expect": [{"torch": ">=2.11,<2.12", "device": "cuda",
              "subject_version": "liger-kernel git ead96b618e5c", "outcome": "judge:grad_weight:out-of-bounds@eager"}]},
@@ -439,12 +445,7 @@ TEST(Known, ExpectationsMatchByClassAndPinnedFeaturesAndEarlierCampaignsByCause)
 // whose case has reduction=none, and so never read as news. A pin that names its cause keeps it.
 TEST(Known, APinWithACauseTakesItsBugAndNarrowerViewsNotBroaderOnes) {
   TempDir d;
-  fs::create_directories(d.p / "cases");
-  Case pin;
-  pin.input_dtype = pin.weight_dtype = DType::F32;
-  pin.softcap = 3.0;
-  pin.reduction = Reduction::NONE;
-  std::ofstream(d.p / "cases" / "sc.json") << to_json(pin);
+  write_softcap_pin_case(d.p);
   const auto pin_with = [&](const std::string& cause) {
     std::ofstream(d.p / "expectations.json")
         << R"([{"case": "cases/sc.json", "subject": "liger", "expect": [{"device": "cuda",
