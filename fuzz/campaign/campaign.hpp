@@ -90,8 +90,5 @@ struct CampaignWorkerOptions {
 };
 int serve_worker(const CampaignWorkerOptions& o);
 
-// Text in a failure that means the CUDA context is gone for good (reserved: no GPU here);
-// a worker that reports one exits, and the campaign starts a fresh one.
-bool cuda_context_poisoned(const std::string& text);
 
 }  // namespace flce

@@ -66,8 +66,6 @@ std::optional<std::string> plugin_import_failure(const RunReport& r) {
 
 }  // namespace
 
-bool cuda_context_poisoned(const std::string& text) { return cuda_context_lost(text); }
-
 int serve_worker(const CampaignWorkerOptions& o) {
   g_proto = ::dup(1);
   ::dup2(2, 1);
@@ -192,7 +190,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
       res["error"] = e.what();
     }
     res["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    const bool poisoned = res.contains("report") && cuda_context_poisoned(res["report"].dump());
+    const bool poisoned = res.contains("report") && cuda_context_lost(res["report"].dump());
     res["cuda_poisoned"] = poisoned;
     res["subject_died"] = died;
     if (ran) {

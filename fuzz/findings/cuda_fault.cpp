@@ -38,7 +38,7 @@ std::string trim(std::string s) {
   return s;
 }
 
-// The CUDA errors that poison a context (campaign_worker.cpp's cuda_context_poisoned), as the
+// The CUDA errors that poison a context (judge/signature.hpp's cuda_context_lost), as the
 // runtime, the driver and Triton's launcher word them.
 const std::regex& cuda_error_re() {
   static const std::regex re(
