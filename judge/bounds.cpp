@@ -24,6 +24,11 @@ namespace {
 // precision; errors of this size are noise, not findings.
 constexpr double kFloor = 0x1p-125;
 
+// Accuracy of the fp32 functions softcap's chain rule may go through, in ulps: tanhf and the
+// full-range division x/y (no -prec-div) are both "2 (full range)" in the CUDA C++ Programming
+// Guide's table of single-precision maximum ulp errors. One ulp is at most 2u relative.
+constexpr double kTanhUlps = 2.0, kDivUlps = 2.0;
+
 // The absolute error of storing a tiny value in d: up to the smallest *normal* value,
 // because implementations may flush subnormals (torch's CPU fp16 GEMMs were seen to).
 double underflow(DType d) {
@@ -188,8 +193,19 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       // |dp_j| <= p_j (dc_j + d_lse); z-loss's lse error; token scaling's p_t error;
       // softcap: 1 - tanh^2 cancels near saturation (absolute error ~2u of tanh's dtype plus
       // the logit error's effect); then rounding grad logits into the logits dtype.
-      double dp = p * std::expm1(dz[static_cast<size_t>(j)] + d_lse);
-      double d_chain = c.softcap ? 2 * uc + 2 * std::fabs(th) * chain * dz[static_cast<size_t>(j)] / *c.softcap : 0.0;
+      // A flushing exp (Triton's ex2.approx.ftz) loses a probability below fp32's smallest
+      // normal outright, before the upstream gradient scales it (MATH.md item 4).
+      double dp = p * std::expm1(dz[static_cast<size_t>(j)] + d_lse) + std::min(p, underflow(DType::F32));
+      // 1 - t^2 with t = tanh(z/s) accurate to eps_t: tanh's own ulps, and t may be recovered
+      // from the stored capped logit as c/s (a rounding into the logits dtype, a division);
+      // squaring and subtracting round once each; the argument z/s is itself a division.
+      double d_chain = 0.0;
+      if (c.softcap) {
+        const double s_cap = *c.softcap, eps_t = 2 * (kTanhUlps + kDivUlps) * ua + uc;
+        d_chain = th * th * (2 * eps_t + ua) + ua * chain +
+                  2 * std::fabs(th) * chain *
+                      (dz[static_cast<size_t>(j)] / s_cap + 2 * kDivUlps * ua * std::fabs(z[static_cast<size_t>(j)] / s_cap));
+      }
       double e = up * scale * chain * (coef * dp + 2 * lsq * p * d_lse * z_norm) + d_scale * g_unscaled * chain +
                  scale * g_unscaled * d_chain + uc * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
       G[static_cast<size_t>(j)] = g;
