@@ -108,9 +108,19 @@ void add_campaign_commands(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--analysis-workers", o.analysis_workers,
                   "Analyses that run on workers of their own, beside the exploring ones; past that many at once "
-                  "an analysis borrows a slot of its lane (at most half of it). Default: a quarter of the "
-                  "workers, at least one")
+                  "an analysis borrows a slot of its lane (while exploring at most a quarter of it, none of a "
+                  "lane of 1-3 workers). They also walk the backend ladder of compiled failures with unknown "
+                  "signatures, after the verdict. Default: a quarter of the workers, at least one")
         ->check(CLI::Range(0, 64));
+    c->add_option("--spare-workers", o.spare_workers,
+                  "Started workers kept aside for the compiled lane: a dead compiled worker (a CUDA fault, a crash, a "
+                  "timeout) is replaced by the ready spare at once instead of a cold start. Default: 1 on CUDA when "
+                  "there is a compiled lane, 0 on CPU")
+        ->check(CLI::Range(0, 1));
+    c->add_flag("--walk-ladders-in-lane", o.walk_in_lane,
+                "Walk the backend ladder of an unknown compile failure in the lane's worker, before its verdict "
+                "(the default walks it afterwards on an analysis worker, so no walk holds a lane's slot; also "
+                "the behaviour with --analysis-workers 0)");
     c->add_option("--stop-after-findings", o.stop_after_findings,
                   "Stop exploring once this many new findings have a settled cause (their analysis ended); "
                   "0: run the whole budget")

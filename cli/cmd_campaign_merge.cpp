@@ -17,10 +17,14 @@ void add_campaign_merge_command(CLI::App& app) {
   c->add_option("--out", o.out, "Merged directory; replaced as a whole (a previous merge only), untouched on error")
       ->required();
   c->add_flag("--quiet", o.quiet, "No summary on stdout");
+  c->add_option("--known", o.known,
+                "Expectation files (corpus/expectations.json) or earlier campaign directories: merged findings "
+                "they match are filed under Known (a finding known in a shard stays known); exit 1 then means "
+                "a new finding. One shard and --known: last night's campaign read against today's list");
   c->callback([] {
     try {
       MergeResult r = merge_campaigns(o);
-      exit_code() = r.findings ? kFinding : kOk;  // as flce campaign
+      exit_code() = (o.known.empty() ? r.findings : r.new_findings) ? kFinding : kOk;  // as flce campaign
     } catch (const CampaignInputError& e) {
       std::fprintf(stderr, "flce campaign-merge: %s\n", e.what());
       exit_code() = kBadInput;

@@ -24,7 +24,7 @@ namespace {
 // Built-ins the emitted script knows by name (flce_subjects/registry.py's BUILTIN); other
 // names are checked against the runner, which costs starting the interpreter.
 constexpr const char* kScriptSubjects[] = {"model", "model-bug-smoothing", "model-bug-bf16-accum", "model-bug-drop-chunk",
-                                           "model-bug-second-shape", "model-bug-token-grad-rows", "model-bug-autocast-no-bias",
+                                           "model-bug-second-shape", "model-bug-trace-error", "model-bug-token-grad-rows", "model-bug-autocast-no-bias",
                                            "model-bug-input-no-grad", "model-bug-two-causes", "model-dtype-out", "liger", "torch-native", "aten-dtype-out",
                                            "segfault", "hang", "cuda-oob"};
 

@@ -154,7 +154,8 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     if (co.status == SubjectStatus::ERROR) rep.ladder_signature = failure_word(co);
     // A known signature (signatures.json) breaks at one stage whatever the graph: its ladder is
     // walked once per campaign (LadderMemo::any_graph); an unknown one once per graph.
-    const bool known = co.signature && co.signature->known;
+    // A known catch-all (signatures.json "generic") lumps different bugs: walked per graph, as unknown.
+    const bool known = co.signature && co.signature->known && !co.signature->generic;
     if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
       memo_key = known ? LadderMemo::any_graph(rep.ladder_signature) : LadderMemo::key(c, rep.ladder_signature);
     // No memo (opt.ladder_memo null) leaves memo_key empty: never touch the memo then.
@@ -172,18 +173,22 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
                               cuda_context_lost(co.signature->matched + "\n" + co.signature->title + "\n" + co.reason);
     if (context_lost) memo_key.clear(), memo = nullptr;
     std::optional<LadderMemo::Entry> gated;  // a ladder another worker walked meanwhile
-    if (context_lost) {
-      rep.ladder.push_back({std::string(name(c.compile.backend)), false, failure_word(co)});
-      rep.first_failing_stage = std::string(name(c.compile.backend));
-    } else if (!memo && opt.ladder && opt.ladder_gate && co.status == SubjectStatus::ERROR && !stopped()) {
+    bool deferred = false;                   // or one the campaign walks later, off this lane
+    if (!context_lost && !memo && opt.ladder && opt.ladder_gate && co.status == SubjectStatus::ERROR && !stopped()) {
       gated = opt.ladder_gate(rep.ladder_signature, known);
-      if (gated) {
+      if (gated && gated->deferred) {
+        deferred = true;
+        gated.reset();
+      } else if (gated) {
         if (!memo_key.empty()) opt.ladder_memo->entries[memo_key] = *gated;
         memo = &*gated;
       }
     }
-    if (context_lost) {
-      // walked above: nothing to walk
+    if (context_lost || deferred) {
+      // Not walked here: the compiled run's own rung is the stage it is known at so far.
+      rep.ladder.push_back({std::string(name(c.compile.backend)), false, failure_word(co)});
+      rep.first_failing_stage = std::string(name(c.compile.backend));
+      rep.ladder_deferred = deferred;
     } else if (memo) {
       rep.ladder = memo->ladder;
       rep.first_failing_stage = memo->first_failing_stage;
@@ -313,7 +318,9 @@ std::string report_table(const RunReport& r) {
     s += "backend ladder:";
     for (auto& st : r.ladder) s += fmt::format(" {}={}", st.backend, st.pass ? "ok" : st.what);
     s += fmt::format("\nfirst failing stage: {}{}\n", r.first_failing_stage.empty() ? "none" : r.first_failing_stage,
-                     r.ladder_memoized ? " (ladder of an earlier case with this graph, shape and error)" : "");
+                     r.ladder_memoized   ? " (ladder of an earlier case with this graph, shape and error)"
+                     : r.ladder_deferred ? " (so far: the campaign walks the ladder after the verdict)"
+                                         : "");
   }
   s += "outcome: " + r.outcome + "\n";
   return s;
@@ -328,6 +335,7 @@ nlohmann::ordered_json report_json(const RunReport& r) {
   j["outcome"] = r.outcome;
   j["first_failing_stage"] = r.first_failing_stage;
   if (r.ladder_memoized) j["ladder_memoized"] = true;
+  if (r.ladder_deferred) j["ladder_deferred"] = true;
   if (!r.ladder_signature.empty()) j["ladder_signature"] = r.ladder_signature;
   const RunTiming& t = r.timing;
   j["timing"] = {{"inputs_ms", t.inputs_ms},   {"golden_ms", t.golden_ms},     {"judge_ms", t.judge_ms},
@@ -350,6 +358,7 @@ nlohmann::ordered_json report_json(const RunReport& r) {
                          {"matched", o.signature->matched}, {"innermost_torch_frame", o.signature->innermost_torch_frame},
                          {"upstream", o.signature->upstream}, {"phase", o.phase}};
       if (o.signature->expected_here) oj["signature"]["expected_here"] = *o.signature->expected_here;
+      if (o.signature->generic) oj["signature"]["generic"] = true;
     }
     if (o.verdict) {
       oj["pass"] = o.verdict->pass();

@@ -72,6 +72,9 @@ struct LadderStep {
 struct LadderMemoEntry {
   std::vector<LadderStep> ladder;
   std::string first_failing_stage;
+  // A gate's answer "walk it later, elsewhere" (a campaign's deferred walk): the case records
+  // its compiled run's own rung and goes on; no memo is kept.
+  bool deferred = false;
 };
 
 struct LadderMemo {
@@ -105,6 +108,7 @@ struct RunReport {
   std::vector<LadderStep> ladder;
   std::string first_failing_stage;  // empty when nothing failed or the ladder did not run
   bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
+  bool ladder_deferred = false;     // not walked here: the campaign walks it after the verdict
   // The failure the ladder was walked for, as LadderMemo keys it (the compiled run's signature
   // id); empty when the compiled run did not raise. A campaign shares ladders by it.
   std::string ladder_signature;

@@ -137,6 +137,7 @@ SignatureTable SignatureTable::load(const std::string& path) {
       k.id = e.at("id").get<std::string>();
       k.title = e.value("title", k.id);
       k.stage_hint = e.value("stage_hint", "");
+      k.generic = e.value("generic", false);
       k.patterns = strings(e, "patterns");
       k.frame_patterns = strings(e, "frame_patterns");
       k.upstream = strings(e, "upstream");
@@ -174,6 +175,7 @@ Signature SignatureTable::classify(const ErrorChain& chain, const std::string& t
       }
       sig.id = k.id;
       sig.known = true;
+      sig.generic = k.generic;
       sig.title = k.title;
       sig.matched = text.substr(0, text.find('\n'));
       sig.upstream = k.upstream;

@@ -15,11 +15,15 @@ struct KnownSignature {
   std::string id, title, stage_hint;
   std::vector<std::string> patterns, frame_patterns, upstream;
   std::string expected_torch;  // e.g. ">=2.8,<2.13"
+  // A catch-all (fake-tensor-call): it names where tracing broke, not one bug, so whatever keys a
+  // known signature's behaviour across graphs (one ladder per campaign) does not apply to it.
+  bool generic = false;
 };
 
 struct Signature {
   std::string id;         // known id or "bucket-<hash>"
   bool known = false;
+  bool generic = false;   // a known catch-all (KnownSignature::generic)
   std::string title;      // known title or "Type: normalized message"
   std::string matched;    // the message text that matched
   std::string innermost_torch_frame;

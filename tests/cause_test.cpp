@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <set>
 
@@ -478,6 +480,43 @@ TEST(Known, APinWithACauseTakesItsBugAndNarrowerViewsNotBroaderOnes) {
     EXPECT_NE(std::string(e.what()).find("cause feature 'ce_weight'"), std::string::npos) << e.what();
   }
   EXPECT_THROW(pin_with(R"(, "cause": "softcap")"), KnownInputError);  // not an array
+}
+
+// Planted copies of Liger main read against a main campaign's findings (H200): main's softcap bug,
+// ablated there as [softcap], showed on a copy as [dtype=fp16,softcap], a narrower view of it,
+// and was listed as new. An earlier campaign's ablated cause takes its narrower views, as a pin does.
+TEST(Known, AnEarlierCampaignsCauseTakesItsNarrowerViews) {
+  TempDir d;
+  nlohmann::json rep{{"findings", nlohmann::json::array({{{"id", "x"}, {"signature", "judge:loss:out-of-bounds@eager"},
+                                                           {"cause_status", "ablated"}, {"failure", "out-of-bounds@eager"},
+                                                           {"essential", {"softcap"}},
+                                                           {"cause", "out-of-bounds@eager[softcap]"}},
+                                                          {{"id", "y"}, {"signature", "tier1-decomposition@compiled:eager"},
+                                                           {"cause_status", "ablated"}, {"failure", "tier1-decomposition@compiled"},
+                                                           {"essential", nlohmann::json::array()},
+                                                           {"cause", "tier1-decomposition@compiled[]"}}})}};
+  fs::create_directories(d.p / "main");
+  std::ofstream(d.p / "main" / "report.json") << rep.dump();
+  const KnownList k = load_known({(d.p / "main").string()}, "liger");
+  Finding f;
+  f.signature = "judge:grad_input:out-of-bounds@eager";
+  f.failure = "out-of-bounds@eager";
+  f.cause_status = CauseStatus::ABLATED;
+  const auto known_with = [&](std::vector<std::string> essential) {
+    f.essential = essential;
+    f.cause = f.failure + "[" + fmt::format("{}", fmt::join(essential, ",")) + "]";
+    return match_known(k, f, "2.11.0", true, "") != nullptr;
+  };
+  EXPECT_TRUE(known_with({"softcap"}));
+  EXPECT_TRUE(known_with({"dtype=fp16", "softcap"}));  // narrower: the same bug
+  EXPECT_FALSE(known_with({"bias"}));                 // another bug: new
+  EXPECT_FALSE(known_with({}));                       // broader: new
+  f.failure = "missing@eager";
+  EXPECT_FALSE(known_with({"dtype=fp16", "softcap"}));  // another class
+  // A cause with no feature stands only for itself: [autocast=fp16,...] is not "tier1 with no feature".
+  f.failure = "tier1-decomposition@compiled";
+  EXPECT_TRUE(known_with({}));
+  EXPECT_FALSE(known_with({"autocast=fp16", "dtype=fp32"}));
 }
 
 }  // namespace

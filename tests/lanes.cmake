@@ -3,7 +3,7 @@
 # first repeat. Included from tests/CMakeLists.txt it registers the tests; run with -P -DPART=<name>
 # it is the test itself.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(part eager resume memo)
+  foreach(part eager resume memo deferred spare)
     add_test(NAME campaign_lanes_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/campaign_lanes_${part} -DPART=${part} -P ${CMAKE_CURRENT_LIST_FILE})
     set_tests_properties(campaign_lanes_${part} PROPERTIES LABELS "python" TIMEOUT 600)
@@ -207,6 +207,69 @@ elseif(PART STREQUAL "memo")
     endif()
   endforeach()
   require("no case repeated a known failure" retired)
+elseif(PART STREQUAL "deferred")
+  # Issue #21 item 2: a compile failure of no known signature (model-bug-trace-error: every trace
+  # raises) is recorded at once, with the compiled run's own rung, and its ladder is walked
+  # afterwards on the analysis worker: the lane's one worker never walks (its ladder time is 0),
+  # yet the walk is shared (walked once per graph, first failing stage `eager`, the first rung).
+  # With --walk-ladders-in-lane the lane walks it itself.
+  foreach(mode deferred inlane)
+    set(D ${WORK}/${mode})
+    set(extra "")
+    if(mode STREQUAL "inlane")
+      set(extra --walk-ladders-in-lane)
+    endif()
+    campaign(--minutes 5 --max-cases 4 --out ${D} --subject model-bug-trace-error --lanes compiled=1
+             --analysis-workers 1 --seed 5 --family 4 --candidates 1 --minimize-s 0 --grace-s 240 --quiet ${extra})
+    lane(${D} compiled)
+    file(READ ${D}/report.json rj)
+    string(JSON queued GET "${rj}" ladder_walks_deferred queued)
+    string(JSON walked GET "${rj}" ladder_walks_deferred walked)
+    string(JSON nl LENGTH "${rj}" ladders)
+    require("${mode}: no ladder recorded" nl GREATER 0)
+    set(buckets 0)
+    math(EXPR last "${nl} - 1")
+    foreach(i RANGE ${last})
+      string(JSON key GET "${rj}" ladders ${i} key)
+      if(key MATCHES "\\|bucket-")
+        math(EXPR buckets "${buckets} + 1")
+        string(JSON w GET "${rj}" ladders ${i} walks)
+        string(JSON stage GET "${rj}" ladders ${i} first_failing_stage)
+        require("${mode}: ladder ${key} walked ${w} times, stage ${stage}; want once, eager" w EQUAL 1 AND stage STREQUAL "eager")
+      endif()
+    endforeach()
+    require("${mode}: no ladder of the planted (unknown) failure" buckets GREATER 0)
+    message(STATUS "${mode}: ${LANE_CASES} compiled cases, lane ladder ${LANE_LADDER_MS} ms, walks queued ${queued}, walked ${walked}")
+    if(mode STREQUAL "deferred")
+      require("deferred: the lane walked (${LANE_LADDER_MS} ms of ladder)" LANE_LADDER_MS EQUAL 0)
+      require("deferred: ${walked} of ${queued} walks done, ${buckets} ladders" queued GREATER 0 AND walked EQUAL buckets)
+    else()
+      require("in lane: nothing deferred (${queued})" queued EQUAL 0)
+      require("in lane: the lane did not walk" LANE_LADDER_MS GREATER 0)
+    endif()
+  endforeach()
+elseif(PART STREQUAL "spare")
+  # Issue #21: a dead compiled worker is replaced by the ready spare, not by a cold start. The
+  # segfault subject kills its worker on every case; with --spare-workers 1 the slot takes the
+  # spare (started once the first worker was ready) and the next spare starts behind it.
+  set(D ${WORK}/run)
+  execute_process(COMMAND ${FLCE} campaign --minutes 3 --max-cases 4 --out ${D} --subject segfault --lanes compiled=1
+                          --spare-workers 1 --seed 2 --minimize-s 0 --grace-s 0 --quiet
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "exit ${rc}\n${out}")
+  require("exit ${rc}, want 1 (crash findings)\n${err}" rc EQUAL 1)
+  file(READ ${D}/report.json rj)
+  string(JSON swaps GET "${rj}" spare_swaps)
+  string(JSON done GET "${rj}" cases_this_run)
+  string(JSON restarts GET "${rj}" worker_restarts)
+  message(STATUS "${done} cases, ${restarts} dead workers, ${swaps} replaced by the spare")
+  require("${done} cases, want 4" done EQUAL 4)
+  require("no dead worker was replaced by the spare (${swaps} of ${restarts})" swaps GREATER 0)
+  require("more swaps (${swaps}) than dead workers (${restarts})" NOT swaps GREATER restarts)
+  file(GLOB spare_logs ${D}/workers/spare-*.log)
+  list(LENGTH spare_logs nlogs)
+  math(EXPR most "${swaps} + 1")
+  require("spares started ${nlogs}, want ${most} at most" NOT nlogs GREATER most)
 else()
   message(FATAL_ERROR "unknown PART ${PART}")
 endif()

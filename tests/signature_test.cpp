@@ -51,6 +51,42 @@ TEST(Signature, TritonWrapperDecompositionAssertIsPytorch181735) {
   EXPECT_NE(t.classify(c, "2.11.0+cu130").id, "inductor-triton-wrapper-decomp-assert");
 }
 
+// Two Liger failures of the H200 that were buckets (BENCHMARKS.md, third round): Triton's
+// loop-carried dtype assertion before Liger #1362, raised in the worker itself or inside Inductor's
+// compile pool (whose SubprocException carries the remote traceback in its message), and the
+// torch.equal fast path of Liger's backward under fullgraph=True.
+TEST(Signature, LigersSoftcapCompileFailureAndItsDataDependentBranchAreTyped) {
+  auto t = SignatureTable::load_default();
+  const std::string triton = "Loop-carried variable m has initial type fp32 but is re-assigned to fp64";
+  ErrorChain alone{{"torch._inductor.exc.InductorError", "AssertionError: " + triton, {}},
+                   {"builtins.AssertionError", triton, {}}};
+  EXPECT_EQ(t.classify(alone, "2.11.0+cu130").id, "triton-loop-carried-dtype");
+  ErrorChain pooled{{"torch._inductor.compile_worker.subproc_pool.SubprocException",
+                     "An exception occurred in a subprocess:\n\nTraceback (most recent call last):\n  File ...\n"
+                     "AssertionError: " + triton + "\n", {}}};
+  EXPECT_EQ(t.classify(pooled, "2.11.0+cu130").id, "triton-loop-carried-dtype");
+  ErrorChain other{{"torch._inductor.compile_worker.subproc_pool.SubprocException",
+                    "An exception occurred in a subprocess:\n\nRuntimeError: out of resource: shared memory", {}}};
+  EXPECT_NE(t.classify(other, "2.11.0+cu130").id, "triton-loop-carried-dtype");
+  ErrorChain equal{{"torch._dynamo.exc.Unsupported", "Data-dependent branching", {}},
+                   {"torch._subclasses.fake_tensor.DataDependentOutputException", "aten.equal.default",
+                    {"/venv/lib/python3.12/site-packages/torch/_subclasses/fake_impls.py:120:data_dep"}}};
+  EXPECT_EQ(t.classify(equal, "2.11.0+cu130").id, "data-dependent-equal");
+}
+
+// The catch-all for fake-tensor propagation is known but generic: two graphs that raise it may be
+// two bugs, so a campaign walks its ladder per graph, as for an unknown one.
+TEST(Signature, TheFakeTensorCatchAllIsGeneric) {
+  auto t = SignatureTable::load_default();
+  ErrorChain c{{"torch._dynamo.exc.TorchRuntimeError", "RuntimeError when making fake tensor call\n\nfrom user code: ...", {}},
+               {"ValueError", "some planted message no entry knows", {}}};
+  Signature s = t.classify(c, "2.11.0+cu130");
+  EXPECT_EQ(s.id, "fake-tensor-call");
+  EXPECT_TRUE(s.known);
+  EXPECT_TRUE(s.generic);
+  EXPECT_FALSE(t.classify(torch211_tier1_chain(), "2.11.0+cu130").generic);
+}
+
 TEST(Signature, TableHasRequiredEntriesWithLinks) {
   auto t = SignatureTable::load_default();
   for (const char* id : {"tier1-decomposition", "tier2-lowering", "amp-mat-dtype-mismatch", "op-not-implemented-on-device"}) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <cstdio>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include <list>
 #include <memory>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -104,6 +106,15 @@ struct Slot {
   bool held = false;
 };
 
+// A started worker kept aside for the compiled lane (CampaignOptions::spare_workers).
+struct Spare {
+  std::unique_ptr<Process> proc = std::make_unique<Process>();
+  bool started = false, ready = false;
+  Clock::time_point since;
+  std::string log, stacks, gpu;
+  int spawned = 0, failures = 0;
+};
+
 // One finding's analysis, run in a thread of the parent with its own fresh worker; the thread
 // touches nothing of the campaign's state, the loop applies its result (FindingBook::resolve).
 struct AnalysisJob {
@@ -113,6 +124,15 @@ struct AnalysisJob {
   std::thread th;
   std::atomic<bool> done{false};
   AnalyzeResult result;
+  // A deferred ladder walk instead of an analysis: its ladder key, and the walking run's reply.
+  std::string walk_key;
+  WorkerReply walk;
+};
+
+// A compiled failure whose ladder the lane did not walk (CampaignOptions::walk_in_lane false):
+// walked later on an analysis worker, once per ladder key (graph | signature).
+struct DeferredWalk {
+  std::string key, case_json;
 };
 
 
@@ -161,6 +181,13 @@ class Campaign {
   std::optional<uint64_t> next_in_family(uint64_t family);
   uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
   void spawn(Slot& s);
+  // The spare: started once the first worker is ready (not to slow the campaign's start), swapped
+  // into a slot whose worker died instead of a cold start (take_spare), then started again.
+  void spawn_spare();
+  bool take_spare(Slot& s);
+  void poll_spare(bool go);
+  std::optional<Spare> spare_;
+  int64_t spare_swaps_ = 0;
   void dispatch(Slot& s, Ticket t);
   void handle_line(Slot& s, const std::string& line);
   void worker_ended(Slot& s, const std::string& how);
@@ -171,6 +198,15 @@ class Campaign {
   // Analyses (findings/analyze.hpp): start one (holding a slot of its lane), or queue it when the
   // lane has lent all the slots it may; apply those that ended; wait for the rest at the end.
   void start_analysis(const AnalysisRequest& r);
+  // Deferred ladder walks: queued by record(), started when an analysis worker is free and no
+  // analysis waits (a finding's cause comes first), applied to the shared ladders when done;
+  // after exploration they share the analyses' grace, and what it cuts stays unwalked.
+  void queue_walk(const Ticket& t, const nlohmann::json& report);
+  void start_walks();
+  void apply_walk(const AnalysisJob& job);
+  std::deque<DeferredWalk> walks_;
+  std::set<std::string> walks_pending_;  // keys queued or being walked
+  int64_t walks_queued_ = 0, walks_done_ = 0;
   void poll_analyses();
   void finish_analyses(double budget_s);
   size_t max_analyses(Lane l) const;
@@ -470,6 +506,58 @@ void Campaign::spawn(Slot& s) {
   s.since = Clock::now();
 }
 
+void Campaign::spawn_spare() {
+  Spare& sp = *spare_;
+  sp.log = (dir_ / "workers" / fmt::format("spare-{}.log", sp.spawned)).string();
+  sp.stacks = (dir_ / "workers" / fmt::format("spare-{}.stacks", sp.spawned++)).string();
+  WorkerLaunch l = launch_;
+  l.gpu = sp.gpu;
+  l.log_path = sp.log;
+  ProcessSpec w = worker_spec(l);
+  w.env.push_back(std::string(kStacksFileEnv) + "=" + sp.stacks);
+  sp.proc = std::make_unique<Process>();
+  sp.proc->spawn(w);
+  sp.started = true;
+  sp.ready = false;
+  sp.since = Clock::now();
+}
+
+bool Campaign::take_spare(Slot& s) {
+  if (!spare_ || !spare_->ready || !spare_->proc->alive() || s.lane != Lane::COMPILED || spare_->gpu != s.gpu)
+    return false;
+  std::swap(s.proc, spare_->proc);  // the slot gets the ready worker, with its log and stacks file
+  std::swap(s.log, spare_->log);
+  std::swap(s.stacks, spare_->stacks);
+  s.st = Slot::IDLE;
+  s.since = Clock::now();
+  ++spare_swaps_;
+  spawn_spare();
+  return true;
+}
+
+void Campaign::poll_spare(bool go) {
+  if (!spare_) return;
+  Spare& sp = *spare_;
+  if (!sp.started) {
+    if (go && first_ready_s_ >= 0) spawn_spare();
+    return;
+  }
+  if (!sp.proc->alive()) return;
+  std::vector<std::string> lines;
+  const bool open = sp.proc->read_lines(lines);
+  for (auto& l : lines) {
+    auto j = nlohmann::json::parse(l, nullptr, false);
+    if (j.is_object() && j.value("ready", false)) sp.ready = true;
+  }
+  const std::string how = open ? sp.proc->poll_exit() : sp.proc->stop(5.0);
+  const bool stuck = !sp.ready && std::chrono::duration<double>(Clock::now() - sp.since).count() >= kStartupTimeoutS;
+  if (how.empty() && !stuck) return;
+  if (stuck) sp.proc->kill();
+  sp.ready = false;
+  // A spare that cannot start is no reason to stop: the slots restart cold as before.
+  if (++sp.failures < kMaxStartupFailures && go) spawn_spare();
+}
+
 void Campaign::dispatch(Slot& s, Ticket t) {
   s.t = std::move(t);
   s.st = Slot::BUSY;
@@ -543,7 +631,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
     // Restart now.
     s.proc->stop(10.0);
     ++st_.worker_restarts;
-    if (budget_left() && !g_stop) spawn(s);
+    if (budget_left() && !g_stop && !take_spare(s)) spawn(s);
   }
 }
 
@@ -565,7 +653,7 @@ void Campaign::worker_ended(Slot& s, const std::string& how) {
     s.st = Slot::IDLE;  // not respawned; the loop ends once nothing is in flight
     return;
   }
-  spawn(s);
+  if (!take_spare(s)) spawn(s);
 }
 
 void Campaign::record(const Ticket& t, const std::string& subject_outcome, const nlohmann::json& report,
@@ -593,6 +681,7 @@ void Campaign::record(const Ticket& t, const std::string& subject_outcome, const
       std::chrono::duration<double, std::milli>(Clock::now() - t.sent).count());
   if (t.lane == Lane::COMPILED) {
     learn_ladder(t, report);
+    if (report.value("ladder_deferred", false)) queue_walk(t, report);
     // What this configuration's compile showed, per field value (explained.hpp).
     std::string known_failure;
     if (is_compile_failure(subject_outcome))
@@ -706,6 +795,56 @@ void Campaign::start_analysis(const AnalysisRequest& r) {
   });
 }
 
+void Campaign::queue_walk(const Ticket& t, const nlohmann::json& report) {
+  const std::string key = t.graph + "|" + report.value("ladder_signature", "");
+  if (walks_pending_.count(key)) return;
+  if (auto it = st_.ladders.find(key); it != st_.ladders.end() && !it->second.ladder.empty()) return;
+  walks_pending_.insert(key);
+  walks_.push_back({key, t.case_json});
+  ++walks_queued_;
+}
+
+void Campaign::start_walks() {
+  while (!walks_.empty() && queued_.empty() && !analysis_stop_) {
+    const size_t own = std::count_if(jobs_.begin(), jobs_.end(), [](const AnalysisJob& j) { return j.slot == AnalysisJob::kOwnWorker; });
+    if (own >= analysis_workers()) return;  // never a lane's slot: the walk is what must not hold one
+    DeferredWalk w = std::move(walks_.front());
+    walks_.pop_front();
+    AnalysisJob& job = jobs_.emplace_back();
+    job.walk_key = w.key;
+    WorkerLaunch l = launch_;
+    if (!slots_.empty()) l.gpu = slots_[static_cast<size_t>(analyses_started_) % slots_.size()].gpu;
+    l.log_path = (dir_ / "workers" / fmt::format("walk-{}.log", analyses_started_++)).string();
+    const double case_timeout = o_.case_timeout_s;
+    volatile std::sig_atomic_t* stop = &analysis_stop_;
+    job.th = std::thread([&job, l, case_timeout, stop, c = std::move(w.case_json)] {
+      try {
+        WorkerClient client(l, case_timeout, stop);
+        job.walk = client.run_case(nlohmann::json::parse(c), "compiled");  // the full ladder, no gate
+      } catch (const std::exception& e) {
+        job.walk.outcome = std::string("walk failed: ") + e.what();
+      }
+      job.done = true;
+    });
+  }
+}
+
+// A deferred walk that ended: its ladder becomes the campaign's for the key, as a walk in the
+// lane would have (later cases of the graph reuse it); a walk that found no failing stage (the
+// case alone passes: an order-dependent failure) or died leaves the key unwalked.
+void Campaign::apply_walk(const AnalysisJob& job) {
+  walks_pending_.erase(job.walk_key);
+  const nlohmann::json& rep = job.walk.report;
+  if (!rep.is_object() || rep.value("first_failing_stage", "").empty()) return;
+  const nlohmann::json ladder = rep.value("ladder", nlohmann::json::array());
+  if (ladder.empty()) return;
+  SharedLadder& l = st_.ladders[job.walk_key];
+  ++l.walks;
+  l.ladder = ladder;
+  l.first_failing_stage = rep.value("first_failing_stage", "");
+  ++walks_done_;
+}
+
 void Campaign::poll_analyses() {
   bool changed = false;
   for (auto it = jobs_.begin(); it != jobs_.end();) {
@@ -714,6 +853,12 @@ void Campaign::poll_analyses() {
       continue;
     }
     it->th.join();
+    if (!it->walk_key.empty()) {
+      apply_walk(*it);
+      it = jobs_.erase(it);
+      changed = true;
+      continue;
+    }
     if (it->slot != AnalysisJob::kOwnWorker) slots_[it->slot].held = false;
     const std::string id = it->req.finding_id;
     const AnalyzeResult res = it->result;
@@ -736,6 +881,7 @@ void Campaign::poll_analyses() {
     queued_.clear();
     for (auto& r : q) start_analysis(r);
   }
+  start_walks();
   if (changed) save_state();
 }
 
@@ -747,7 +893,7 @@ void Campaign::finish_analyses(double budget_s) {
   for (auto& s : slots_) s.held = false;  // exploration is over: any slot may be lent
   for (;;) {
     poll_analyses();
-    if (jobs_.empty() && queued_.empty()) break;
+    if (jobs_.empty() && queued_.empty() && walks_.empty()) break;
     if (g_stop || std::chrono::duration<double>(Clock::now() - t0).count() > budget_s) analysis_stop_ = 1;
     if (analysis_stop_ && jobs_.empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -793,10 +939,11 @@ void Campaign::learn_ladder(const Ticket& t, const nlohmann::json& report) {
   const nlohmann::json ladder = report.value("ladder", nlohmann::json::array());
   if (sig.empty()) return;
   ++st_.compile_failures[t.graph + "|" + sig];  // what retirement counts: sightings per graph
-  if (ladder.empty()) return;
+  if (ladder.empty() || report.value("ladder_deferred", false)) return;  // one rung so far (queue_walk)
   bool known = false;  // a signature of judge/signatures.json: one ladder for the whole campaign
   for (auto& o : report.value("oracles", nlohmann::json::array()))
-    if (o.value("oracle", "") == "compiled" && o.contains("signature")) known = o["signature"].value("known", false);
+    if (o.value("oracle", "") == "compiled" && o.contains("signature"))
+      known = o["signature"].value("known", false) && !o["signature"].value("generic", false);
   SharedLadder& l = st_.ladders[(known ? std::string(kAnyGraph) : t.graph) + "|" + sig];
   LaneTotals& lane = st_.lanes[std::string(lane_name(Lane::COMPILED))];
   if (report.value("ladder_memoized", false)) {
@@ -818,6 +965,10 @@ void Campaign::answer_ladder_query(Slot& s, const std::string& sig, bool known) 
   const std::string key = (known ? std::string(kAnyGraph) : s.t.graph) + "|" + sig;
   if (auto it = st_.ladders.find(key); it != st_.ladders.end() && !it->second.ladder.empty()) {
     send_ladder_answer(s, {{"walk", false}, {"ladder", it->second.ladder}, {"first_failing_stage", it->second.first_failing_stage}});
+    return;
+  }
+  if (!known && !o_.walk_in_lane && analysis_workers() > 0) {  // an unknown one walks later, off the lane (queue_walk)
+    send_ladder_answer(s, {{"walk", false}, {"defer", true}});
     return;
   }
   if (walking_.count(key)) {
@@ -984,6 +1135,14 @@ CampaignResult Campaign::run() {
     if (!gpus.empty()) slots_[i].gpu = gpus[i % gpus.size()];
     spawn(slots_[i]);
   }
+  {
+    const auto compiled = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lane == Lane::COMPILED; });
+    const int want = o_.spare_workers >= 0 ? o_.spare_workers : (o_.cuda ? 1 : 0);
+    if (want > 0 && compiled != slots_.end()) {
+      spare_.emplace();
+      spare_->gpu = compiled->gpu;
+    }
+  }
   if (!gpus.empty() && !o_.quiet)
     std::fprintf(stderr, "campaign: %d workers (%s) over %zu GPUs (CUDA_VISIBLE_DEVICES per worker)\n", o_.workers,
                  lanes_text(plan).c_str(), std::min(gpus.size(), slots_.size()));
@@ -1025,6 +1184,7 @@ CampaignResult Campaign::run() {
     std::vector<pollfd> fds;
     for (auto& s : slots_)
       if (s.proc->alive()) fds.push_back({s.proc->out_fd(), POLLIN, 0});
+    if (spare_ && spare_->started && spare_->proc->alive()) fds.push_back({spare_->proc->out_fd(), POLLIN, 0});
     double wait_s = std::max(0.0, o_.minutes * 60 - elapsed());
     for (auto& s : slots_) {
       if (s.st == Slot::IDLE) continue;
@@ -1061,16 +1221,18 @@ CampaignResult Campaign::run() {
         release_walks(s);
         pending_stacks_.clear();
         ++st_.worker_restarts;
-        if (budget_left() && !g_stop) spawn(s);
+        if (budget_left() && !g_stop && !take_spare(s)) spawn(s);
       } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {
         worker_ended(s, s.proc->kill());
       }
     }
+    poll_spare(go);
     if (!pending_journal_.empty()) commit_due();
     progress(false);
   }
   // Exploration is over and every result is recorded: the idle workers have nothing to finish.
   for (auto& s : slots_) s.proc->kill();
+  if (spare_ && spare_->started) spare_->proc->kill();
   if (tty_) std::fprintf(stderr, "\r\033[K");
   save_state();
   const double explore_wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();  // throughput: not shrinking
@@ -1128,6 +1290,9 @@ CampaignResult Campaign::run() {
   rs.first_ready_s = first_ready_s_;
   rs.analyses = analyses_run_;
   rs.neighbours_dropped = neighbours_dropped_;
+  rs.walks_deferred = walks_queued_;
+  rs.spare_swaps = spare_swaps_;
+  rs.walks_deferred_done = walks_done_;
   rs.family_size = o_.family_size;
   rs.wall_s = explore_wall_s;
   rs.seed = o_.seed;

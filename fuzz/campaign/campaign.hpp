@@ -58,6 +58,16 @@ struct CampaignOptions {
   // slot of its lane (-1: a quarter of --workers, at least one). With two workers, lending
   // halved the compiled lane for minutes each time a compiled failure was analyzed.
   int analysis_workers = -1;
+  // Where a compiled failure of an unknown signature walks the backend ladder: false (default),
+  // after its verdict on an analysis worker, so a walk never holds a lane's slot (on the H200 one
+  // walk held the only compiled slot of a campaign for 123 s, until the case timed out); true:
+  // in the lane's worker, before the verdict. Known signatures walk once per campaign either way.
+  bool walk_in_lane = false;
+  // Started workers kept aside for the compiled lane: when one of its workers dies (a CUDA fault,
+  // a crash, a timeout) the spare takes its slot at once and another starts behind it. -1: one
+  // on CUDA when the campaign has a compiled lane (ten campaigns on the H200 lost 17-26 s of their
+  // only compiled slot per restart), none on CPU; 0: none; 1: one.
+  int spare_workers = -1;
   // Stop exploring once this many new findings have a settled cause (0: never): a test that
   // waits for what it asserts instead of its clock; the shrink phase still follows.
   int stop_after_findings = 0;

@@ -18,6 +18,7 @@
 #include "fuzz/campaign/campaign_report.hpp"
 #include "fuzz/campaign/campaign_state.hpp"
 #include "case/case.hpp"
+#include "fuzz/findings/known.hpp"
 #include "fuzz/findings/minimize.hpp"
 
 namespace flce {
@@ -205,6 +206,12 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   std::sort(shards.begin(), shards.end(), [](const Shard& a, const Shard& b) { return a.label < b.label; });
   const fs::path out = fs::path(o.out).lexically_normal();
   check_out(out, shards);
+  KnownList known;
+  try {
+    known = load_known(o.known, shards.front().st.subject);
+  } catch (const KnownInputError& e) {
+    throw CampaignInputError(e.what());
+  }
 
   CampaignState m;
   m.subject = shards.front().st.subject;
@@ -284,6 +291,13 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   for (auto& [sig, seen] : by_signature) {
     const ShardSighting* repro = nullptr;
     Finding f = merge_finding(seen, repro);
+    if (f.known.empty() && !known.entries.empty()) {  // as the campaign's FindingBook files it
+      const auto rep = nlohmann::json::parse(read_file(repro->shard->dir / "findings" / repro->f->id / "report.json"),
+                                             nullptr, false);
+      const std::string sv = rep.is_object() ? rep.value("subject_version", "") : "";
+      const std::string torch = m.environment.is_object() ? m.environment.value("torch", "") : "";
+      if (const KnownEntry* e = match_known(known, f, torch, shards.front().st.device == "cuda", sv)) f.known = e->source;
+    }
     merged.emplace_back(f, repro);
   }
   // In order of first sight, as a single campaign lists them.
@@ -308,6 +322,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
                nlohmann::ordered_json{{"schema", kMergeSchema}, {"shards", shard_list}}.dump(2) + "\n");
   RunStats rs;
   rs.shards = shard_list;
+  rs.known = known.sources;
   rs.cases_this_run = m.cases_done;
   // Shards run side by side: the merged throughput is over the longest shard's time.
   for (auto& s : shards) rs.wall_s = std::max(rs.wall_s, s.st.elapsed_s);
@@ -318,7 +333,8 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   for (auto& s : shards)
     if (s.lock_fd >= 0) ::close(s.lock_fd);
   if (!o.quiet) std::printf("%s", summary_text(out, m, rs).c_str());
-  return {static_cast<int64_t>(m.findings.size()), m.cases_done};
+  const auto n_new = std::count_if(m.findings.begin(), m.findings.end(), [](const Finding& f) { return f.known.empty(); });
+  return {static_cast<int64_t>(m.findings.size()), m.cases_done, static_cast<int64_t>(n_new)};
 }
 
 }  // namespace flce

@@ -229,6 +229,12 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   }
   if (rs.neighbours_dropped)
     totals.row({"neighbours not run", fmt::format("{} (of findings the known list explains)", rs.neighbours_dropped)});
+  if (rs.spare_swaps)
+    totals.row({"spare worker", fmt::format("took the place of {} dead compiled workers (no cold start)", rs.spare_swaps)});
+  if (rs.walks_deferred)
+    totals.row({"ladder walks after the verdict",
+                fmt::format("{} queued, {} walked on analysis workers (unknown signatures; none held a lane's slot)",
+                            rs.walks_deferred, rs.walks_deferred_done)});
   if (!st.ladders.empty()) {
     const LaneTotals* c = st.lanes.count("compiled") ? &st.lanes.at("compiled") : nullptr;
     totals.row({"shared ladders", fmt::format("{} (graph, signature) pairs, {} walks; {} reused ({} traces saved)",
@@ -382,6 +388,8 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["first_ready_s"] = rs.first_ready_s;
   j["analyses"] = rs.analyses;
   j["neighbours_dropped"] = rs.neighbours_dropped;
+  j["ladder_walks_deferred"] = {{"queued", rs.walks_deferred}, {"walked", rs.walks_deferred_done}};
+  j["spare_swaps"] = rs.spare_swaps;
   j["time_to_first_finding_s"] = st.first_finding_s ? nlohmann::ordered_json(*st.first_finding_s) : nlohmann::ordered_json();
   j["worker_restarts"] = st.worker_restarts;
   j["interrupted"] = rs.interrupted;

@@ -16,6 +16,8 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   double first_ready_s = -1;    // the first worker's start-up (time to first finding includes it)
   std::map<std::string, int> analyses;  // analyses run on an analysis worker ("own") or a lent slot ("lent")
   int64_t neighbours_dropped = 0;       // neighbours of known findings, not run
+  int64_t walks_deferred = 0, walks_deferred_done = 0;  // ladder walks left to analysis workers, and walked
+  int64_t spare_swaps = 0;  // dead compiled workers replaced by the ready spare instead of a cold start
   uint64_t family_size = 1;
   double wall_s = 0, minutes = 0;
   uint64_t seed = 0;

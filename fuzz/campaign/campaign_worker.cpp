@@ -3,6 +3,7 @@
 //        ladder false: no backend ladder (the analysis of a finding only asks whether it still fails);
 //        ladder_gate true: before a walk no memo answers, the worker asks and waits:
 //          out {"key": K, "ladder_query": SIG, "known": B}  in {"key": K, "ladder_answer": {"walk": B, "ladder", ...}}
+//          ({"defer": true}: do not walk; the campaign walks it after the verdict, off the lane)
 //        ladders: the campaign's known ladders for this case's graph (lanes.hpp, ladders_for)
 //        or {"key": K, "sequence": {sequence case}, ...} (earlier calls first, same process: the
 //        shrinker's replay of a history; the outcome is the last call's)
@@ -151,8 +152,12 @@ int serve_worker(const CampaignWorkerOptions& o) {
             nlohmann::json a = nlohmann::json::parse(answer, nullptr, false);
             if (!a.is_object() || a.value("key", "") != key || !a.contains("ladder_answer")) continue;
             const nlohmann::json& la = a["ladder_answer"];
-            if (la.value("walk", true)) return std::nullopt;
             LadderMemo::Entry e;
+            if (la.value("defer", false)) {  // the campaign walks it later, off this lane
+              e.deferred = true;
+              return e;
+            }
+            if (la.value("walk", true)) return std::nullopt;
             for (auto& st : la.value("ladder", nlohmann::json::array()))
               e.ladder.push_back({st.value("backend", ""), st.value("pass", false), st.value("what", "")});
             e.first_failing_stage = la.value("first_failing_stage", "");

@@ -69,7 +69,12 @@ void load_report(const fs::path& p, const nlohmann::json& j, KnownList& k) {
     KnownEntry ke;
     ke.source = fmt::format("campaign {}: {}", p.parent_path().string(), f.value("id", "?"));
     ke.outcome = f.value("signature", "");
-    if (f.value("cause_status", "") == "ablated") ke.cause = f.value("cause", "");
+    if (f.value("cause_status", "") == "ablated") {
+      ke.cause = f.value("cause", "");
+      ke.cause_failure = f.value("failure", "");
+      for (auto& x : f.value("essential", nlohmann::json::array()))
+        if (x.is_string()) ke.cause_essential.push_back(x.get<std::string>());
+    }
     k.entries.push_back(ke);
   }
   k.sources.push_back(p.string());
@@ -130,7 +135,16 @@ const KnownEntry* match_known(const KnownList& known, const Finding& f, const st
                 std::all_of(f.essential.begin(), f.essential.end(), [&](const std::string& x) { return has(e.features, x); });
       }
       if (match) return &e;
-    } else if (ablated && !e.cause.empty() ? e.cause == f.cause : e.outcome == f.signature) {
+    } else if (ablated && !e.cause.empty()) {
+      // The earlier finding's cause, or a narrower view of it ([dtype=fp16,softcap] where the
+      // earlier campaign ablated [softcap]), as a pin with a cause takes it; a cause with no
+      // feature stands only for itself.
+      const bool narrower = !e.cause_essential.empty() && e.cause_failure == f.failure &&
+                            std::all_of(e.cause_essential.begin(), e.cause_essential.end(), [&](const std::string& x) {
+                              return std::find(f.essential.begin(), f.essential.end(), x) != f.essential.end();
+                            });
+      if (e.cause == f.cause || narrower) return &e;
+    } else if (e.outcome == f.signature) {
       return &e;
     }
   }

@@ -26,8 +26,11 @@ struct KnownEntry {
   std::optional<FailureClass> failure;
   std::vector<std::string> features;
   std::vector<std::string> pin_cause;  // the expectation's `cause`: the pinned bug's essential features
-  // Earlier findings: their cause key ("" when not ablated) and outcome line.
+  // Earlier findings: their cause key ("" when not ablated) and outcome line; an ablated one's
+  // failure class and essential features (a narrower view of it is the same bug).
   std::string cause;
+  std::string cause_failure;
+  std::vector<std::string> cause_essential;
   bool from_expectation = false;
   // The expectation's own conditions, checked when a finding is matched (the subject version is
   // a finding's): torch range, device, subject version text; empty: any.

@@ -52,6 +52,7 @@ FLCE_SUBJECT_MODULES = {
     "model-bug-bf16-accum": "flce_subjects.bug_bf16_accum",
     "model-bug-drop-chunk": "flce_subjects.bug_drop_chunk",
     "model-bug-second-shape": "flce_subjects.bug_second_shape",
+    "model-bug-trace-error": "flce_subjects.bug_trace_error",
     "model-bug-token-grad-rows": "flce_subjects.bug_token_grad_rows",
     "model-bug-autocast-no-bias": "flce_subjects.bug_autocast_no_bias",
     "model-bug-input-no-grad": "flce_subjects.bug_input_no_grad",

@@ -28,6 +28,7 @@ const std::map<std::string, std::string> kFlceSubjects = {
     {"model-bug-bf16-accum", "bug_bf16_accum"},
     {"model-bug-drop-chunk", "bug_drop_chunk"},
     {"model-bug-second-shape", "bug_second_shape"},
+    {"model-bug-trace-error", "bug_trace_error"},
     {"model-bug-token-grad-rows", "bug_token_grad_rows"},
     {"model-bug-autocast-no-bias", "bug_autocast_no_bias"},
     {"model-bug-input-no-grad", "bug_input_no_grad"},
