@@ -9,7 +9,8 @@
 #   eagerT-sS  the eager lane, 8 workers, T = main or wheel (0.8.5), 1.5 min (FLCE_EAGER_MIN)
 #   ten        ten campaigns side by side, 2 workers each, 5 minutes (trees as gpu_campaigns.sh b2)
 #   plantD-sS  planted defect D (scripts/liger_plant.py) alone, default lanes, 1 min, main's known
-#              list (FLCE_MAIN_KNOWN: a main-sS campaign of this call, else corpus/expectations.json)
+#              list (FLCE_MAIN_KNOWN, else the first main-sS campaign of this box's session; run one
+#              first) and corpus/expectations.json; the planted copies of `ten` get it too
 #   tenk-sS    10,000 eager cases of the 0.8.5 wheel (--max-cases 10000, 8 workers)
 # Everything lands in $OUT/session.tgz; the summary goes to stdout.
 set -uo pipefail
@@ -45,7 +46,13 @@ planted() {
   [[ -d /tmp/liger-main/src ]] || git -C "$REPO" archive main src | tar -x -C /tmp/liger-main
   python3 scripts/liger_plant.py /tmp/liger-main/src /tmp/planted >"$S/planted.txt" 2>&1 || cat "$S/planted.txt"
 }
-known_main() { [[ -n ${FLCE_MAIN_KNOWN:-} && -f $FLCE_MAIN_KNOWN/report.json ]] && echo "--known $FLCE_MAIN_KNOWN"; }
+# main's known list for planted copies (no commit of main, so the main pins of expectations.json do
+# not apply to them): FLCE_MAIN_KNOWN, else the first main-sS campaign of this box's session.
+known_main() {
+  local k=${FLCE_MAIN_KNOWN:-}
+  [[ -z $k ]] && k=$(ls -d "$S"/main-s* 2>/dev/null | grep -v '\.log$' | head -1)
+  [[ -n $k && -f $k/report.json ]] && echo "--known $k"
+}
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
@@ -102,7 +109,9 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       pids=()
       specs=("main:--subject-git $REPO@main" "v0.8.2:--subject-git $REPO@v0.8.2" "pre1362:--subject-git $REPO@c5bda07f^"
              "wheel:" "pr1324:--subject-git $REPO@refs/pull/1324/head" "base1324:--subject-git $REPO@refs/pull/1324/head^")
-      for d in zloss-grad weighted-mean smoothing-eps bias-accum; do specs+=("planted-$d:--subject-path /tmp/planted/$d/src"); done
+      for d in zloss-grad weighted-mean smoothing-eps bias-accum; do
+        specs+=("planted-$d:--subject-path /tmp/planted/$d/src $(known_main)")
+      done
       for spec in "${specs[@]}"; do
         name=${spec%%:*}
         # shellcheck disable=SC2086
