@@ -155,7 +155,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     // A known signature (signatures.json) breaks at one stage whatever the graph: its ladder is
     // walked once per campaign (LadderMemo::any_graph); an unknown one once per graph.
     // A known catch-all (signatures.json "generic") lumps different bugs: walked per graph, as unknown.
-    const bool known = co.signature && co.signature->known && !co.signature->generic;
+    const bool known = co.signature && co.signature->shares_ladder();
     if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
       memo_key = known ? LadderMemo::any_graph(rep.ladder_signature) : LadderMemo::key(c, rep.ladder_signature);
     // No memo (opt.ladder_memo null) leaves memo_key empty: never touch the memo then.

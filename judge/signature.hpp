@@ -24,6 +24,8 @@ struct Signature {
   std::string id;         // known id or "bucket-<hash>"
   bool known = false;
   bool generic = false;   // a known catch-all (KnownSignature::generic)
+  // One bug whatever the graph: its ladder is walked once per campaign (LadderMemo::any_graph).
+  bool shares_ladder() const { return known && !generic; }
   std::string title;      // known title or "Type: normalized message"
   std::string matched;    // the message text that matched
   std::string innermost_torch_frame;

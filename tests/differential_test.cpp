@@ -200,7 +200,7 @@ TEST(Differential, LadderMemoReusesTheLadderPerGraphOrForAKnownSignature) {
   RunReport other = run_case(c, o);
   bool known = false;
   for (const OracleOutcome& o : other.oracles)
-    if (o.oracle.rfind("compiled", 0) == 0) known = o.signature && o.signature->known && !o.signature->generic;
+    if (o.oracle.rfind("compiled", 0) == 0) known = o.signature && o.signature->shares_ladder();
   EXPECT_EQ(other.ladder_memoized, known) << report_table(other);
   EXPECT_EQ(memo.hits, known ? 3 : 2);
   EXPECT_EQ(other.first_failing_stage, first.first_failing_stage);

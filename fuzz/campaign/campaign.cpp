@@ -180,11 +180,15 @@ class Campaign {
   std::map<std::string, std::vector<std::pair<Slot*, std::string>>> waiters_;
   std::optional<uint64_t> next_in_family(uint64_t family);
   uint64_t family_size() const { return std::max<uint64_t>(o_.family_size, 1); }
+  void start_worker(Process& p, const std::string& gpu, const std::string& log, const std::string& stacks);
   void spawn(Slot& s);
   // The spare: started once the first worker is ready (not to slow the campaign's start), swapped
   // into a slot whose worker died instead of a cold start (take_spare), then started again.
   void spawn_spare();
   bool take_spare(Slot& s);
+  void restart(Slot& s) {  // a slot whose worker died: the ready spare, else a cold start
+    if (!take_spare(s)) spawn(s);
+  }
   void poll_spare(bool go);
   std::optional<Spare> spare_;
   int64_t spare_swaps_ = 0;
@@ -210,6 +214,11 @@ class Campaign {
   void poll_analyses();
   void finish_analyses(double budget_s);
   size_t max_analyses(Lane l) const;
+  size_t own_jobs() const {  // analyses and walks running on analysis workers of their own
+    return std::count_if(jobs_.begin(), jobs_.end(), [](const AnalysisJob& j) { return j.slot == AnalysisJob::kOwnWorker; });
+  }
+  // What a fresh analysis or walk worker runs: round-robin over the slots' GPUs, log `kind-N.log`.
+  WorkerLaunch own_launch(const char* kind);
   size_t analysis_workers() const {
     return o_.analysis_workers >= 0 ? static_cast<size_t>(o_.analysis_workers)
                                     : static_cast<size_t>(std::max(1, o_.workers / 4));
@@ -495,13 +504,17 @@ bool Campaign::graph_busy(const std::string& graph, const Slot& except) const {
   return false;
 }
 
-void Campaign::spawn(Slot& s) {
+void Campaign::start_worker(Process& p, const std::string& gpu, const std::string& log, const std::string& stacks) {
   WorkerLaunch l = launch_;
-  l.gpu = s.gpu;
-  l.log_path = s.log;
+  l.gpu = gpu;
+  l.log_path = log;
   ProcessSpec w = worker_spec(l);
-  w.env.push_back(std::string(kStacksFileEnv) + "=" + s.stacks);  // i15b: inherited by the subject host
-  s.proc->spawn(w);
+  w.env.push_back(std::string(kStacksFileEnv) + "=" + stacks);  // i15b: inherited by the subject host
+  p.spawn(w);
+}
+
+void Campaign::spawn(Slot& s) {
+  start_worker(*s.proc, s.gpu, s.log, s.stacks);
   s.st = Slot::STARTING;
   s.since = Clock::now();
 }
@@ -510,13 +523,8 @@ void Campaign::spawn_spare() {
   Spare& sp = *spare_;
   sp.log = (dir_ / "workers" / fmt::format("spare-{}.log", sp.spawned)).string();
   sp.stacks = (dir_ / "workers" / fmt::format("spare-{}.stacks", sp.spawned++)).string();
-  WorkerLaunch l = launch_;
-  l.gpu = sp.gpu;
-  l.log_path = sp.log;
-  ProcessSpec w = worker_spec(l);
-  w.env.push_back(std::string(kStacksFileEnv) + "=" + sp.stacks);
   sp.proc = std::make_unique<Process>();
-  sp.proc->spawn(w);
+  start_worker(*sp.proc, sp.gpu, sp.log, sp.stacks);
   sp.started = true;
   sp.ready = false;
   sp.since = Clock::now();
@@ -631,7 +639,7 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
     // Restart now.
     s.proc->stop(10.0);
     ++st_.worker_restarts;
-    if (budget_left() && !g_stop && !take_spare(s)) spawn(s);
+    if (budget_left() && !g_stop) restart(s);
   }
 }
 
@@ -653,7 +661,7 @@ void Campaign::worker_ended(Slot& s, const std::string& how) {
     s.st = Slot::IDLE;  // not respawned; the loop ends once nothing is in flight
     return;
   }
-  if (!take_spare(s)) spawn(s);
+  restart(s);
 }
 
 void Campaign::record(const Ticket& t, const std::string& subject_outcome, const nlohmann::json& report,
@@ -753,9 +761,8 @@ void Campaign::start_analysis(const AnalysisRequest& r) {
     queued_.push_back(r);
     return;
   }
-  const size_t own = std::count_if(jobs_.begin(), jobs_.end(), [](const AnalysisJob& j) { return j.slot == AnalysisJob::kOwnWorker; });
   Slot* lend = nullptr;
-  if (own >= analysis_workers()) {
+  if (own_jobs() >= analysis_workers()) {
     // The analysis workers are all busy: a slot of the lane to lend, an idle one first, else one
     // whose case is in flight (it takes no new case when that ends). None of the lane left to
     // lend, or at its share: queued.
@@ -772,15 +779,12 @@ void Campaign::start_analysis(const AnalysisRequest& r) {
   }
   AnalysisJob& job = jobs_.emplace_back();
   job.req = r;
-  WorkerLaunch l = launch_;
+  WorkerLaunch l = own_launch("analyze");
   if (lend) {
     job.slot = static_cast<size_t>(lend - slots_.data());
     l.gpu = lend->gpu;
-  } else if (!slots_.empty()) {
-    l.gpu = slots_[static_cast<size_t>(analyses_started_) % slots_.size()].gpu;  // round-robin, as the slots are
   }
   ++analyses_run_[lend ? "lent" : "own"];
-  l.log_path = (dir_ / "workers" / fmt::format("analyze-{}.log", analyses_started_++)).string();
   AnalyzeOptions ao;
   ao.budget_s = o_.analyze_s;
   ao.diff = r.diff;
@@ -795,6 +799,13 @@ void Campaign::start_analysis(const AnalysisRequest& r) {
   });
 }
 
+WorkerLaunch Campaign::own_launch(const char* kind) {
+  WorkerLaunch l = launch_;
+  if (!slots_.empty()) l.gpu = slots_[static_cast<size_t>(analyses_started_) % slots_.size()].gpu;  // as the slots are
+  l.log_path = (dir_ / "workers" / fmt::format("{}-{}.log", kind, analyses_started_++)).string();
+  return l;
+}
+
 void Campaign::queue_walk(const Ticket& t, const nlohmann::json& report) {
   const std::string key = t.graph + "|" + report.value("ladder_signature", "");
   if (walks_pending_.count(key)) return;
@@ -806,15 +817,12 @@ void Campaign::queue_walk(const Ticket& t, const nlohmann::json& report) {
 
 void Campaign::start_walks() {
   while (!walks_.empty() && queued_.empty() && !analysis_stop_) {
-    const size_t own = std::count_if(jobs_.begin(), jobs_.end(), [](const AnalysisJob& j) { return j.slot == AnalysisJob::kOwnWorker; });
-    if (own >= analysis_workers()) return;  // never a lane's slot: the walk is what must not hold one
+    if (own_jobs() >= analysis_workers()) return;  // never a lane's slot: the walk is what must not hold one
     DeferredWalk w = std::move(walks_.front());
     walks_.pop_front();
     AnalysisJob& job = jobs_.emplace_back();
     job.walk_key = w.key;
-    WorkerLaunch l = launch_;
-    if (!slots_.empty()) l.gpu = slots_[static_cast<size_t>(analyses_started_) % slots_.size()].gpu;
-    l.log_path = (dir_ / "workers" / fmt::format("walk-{}.log", analyses_started_++)).string();
+    const WorkerLaunch l = own_launch("walk");
     const double case_timeout = o_.case_timeout_s;
     volatile std::sig_atomic_t* stop = &analysis_stop_;
     job.th = std::thread([&job, l, case_timeout, stop, c = std::move(w.case_json)] {
@@ -1221,7 +1229,7 @@ CampaignResult Campaign::run() {
         release_walks(s);
         pending_stacks_.clear();
         ++st_.worker_restarts;
-        if (budget_left() && !g_stop && !take_spare(s)) spawn(s);
+        if (budget_left() && !g_stop) restart(s);
       } else if (s.st == Slot::STARTING && age >= kStartupTimeoutS) {
         worker_ended(s, s.proc->kill());
       }

@@ -107,6 +107,14 @@ KnownList load_known(const std::vector<std::string>& paths, const std::string& s
   return k;
 }
 
+namespace {
+// Every feature of `needed` is among `features`.
+bool carries_all(const std::vector<std::string>& features, const std::vector<std::string>& needed) {
+  return std::all_of(needed.begin(), needed.end(),
+                     [&](const std::string& x) { return std::find(features.begin(), features.end(), x) != features.end(); });
+}
+}  // namespace
+
 const KnownEntry* match_known(const KnownList& known, const Finding& f, const std::string& torch, bool cuda,
                               const std::string& subject_version) {
   const bool ablated = f.cause_status == CauseStatus::ABLATED;
@@ -114,9 +122,6 @@ const KnownEntry* match_known(const KnownList& known, const Finding& f, const st
     if (e.from_expectation) {
       Expectation here{e.torch, e.device, e.subject_version, e.outcome, {}};
       if (!expectation_here({here}, torch, cuda, subject_version)) continue;
-      const auto has = [](const std::vector<std::string>& v, const std::string& x) {
-        return std::find(v.begin(), v.end(), x) != v.end();
-      };
       bool match = false;
       if (!ablated) {
         match = e.outcome == f.signature;
@@ -127,22 +132,19 @@ const KnownEntry* match_known(const KnownList& known, const Finding& f, const st
         // ([dtype=fp16,softcap] under [softcap]), when its cause carries every feature of the
         // pin's. A broader one ([reduction=none] under a softcap pin whose case has
         // reduction=none) is another bug: on Liger main it was filed Known before pins had causes.
-        match = std::all_of(e.pin_cause.begin(), e.pin_cause.end(), [&](const std::string& x) { return has(f.essential, x); });
+        match = carries_all(f.essential, e.pin_cause);
       } else {
         // A cause with no essential feature (it fails at every default) is one instance of a pin
         // only when the pin has no feature either: else every bug of the class would be "known".
-        match = (!f.essential.empty() || e.features.empty()) &&
-                std::all_of(f.essential.begin(), f.essential.end(), [&](const std::string& x) { return has(e.features, x); });
+        match = (!f.essential.empty() || e.features.empty()) && carries_all(e.features, f.essential);
       }
       if (match) return &e;
     } else if (ablated && !e.cause.empty()) {
       // The earlier finding's cause, or a narrower view of it ([dtype=fp16,softcap] where the
       // earlier campaign ablated [softcap]), as a pin with a cause takes it; a cause with no
       // feature stands only for itself.
-      const bool narrower = !e.cause_essential.empty() && e.cause_failure == f.failure &&
-                            std::all_of(e.cause_essential.begin(), e.cause_essential.end(), [&](const std::string& x) {
-                              return std::find(f.essential.begin(), f.essential.end(), x) != f.essential.end();
-                            });
+      const bool narrower =
+          !e.cause_essential.empty() && e.cause_failure == f.failure && carries_all(f.essential, e.cause_essential);
       if (e.cause == f.cause || narrower) return &e;
     } else if (e.outcome == f.signature) {
       return &e;

@@ -9,38 +9,20 @@ flce's compiled cache keeps separate per graph configuration), so a case alone p
 fresh process and fails after an earlier case of the same graph with another shape.
 Eager never calls the op and is the model's.
 """
-import functools
-
 import torch
 
-from . import model
-
-VARIANT = model.Variant(name="model-bug-second-shape")
-_flce = model.subject(VARIANT)
-supports = model.supports
+from . import compiled_tap, model
 
 
-@torch.library.custom_op("flce_bug_second_shape::tap", mutates_args=())
 def _tap(x: torch.Tensor) -> torch.Tensor:
     return x.clone()
 
 
-@_tap.register_fake
 def _tap_fake(x):
     if any(isinstance(d, torch.SymInt) for d in x.shape):
         raise AssertionError("model-bug-second-shape: recompiled with symbolic shapes (planted)")
     return torch.empty_like(x)
 
 
-_tap.register_autograd(lambda ctx, grad: grad)
-
-
-@functools.wraps(_flce)
-def flce(x, w, target, *args, **kwargs):
-    if torch.compiler.is_compiling():
-        x = _tap(x)
-    return _flce(x, w, target, *args, **kwargs)
-
-
-def version():
-    return f"{model.VERSION}+{VARIANT.name}"
+VARIANT, flce, version = compiled_tap.tapped("model-bug-second-shape", _tap, _tap_fake)
+supports = model.supports

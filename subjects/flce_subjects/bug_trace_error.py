@@ -8,36 +8,18 @@ a generic known signature.) Deterministic, so a campaign's deferred ladder walk 
 the verdict, on an analysis worker) finds the same failure alone, at the ladder's first rung.
 Eager never calls the op and is the model's.
 """
-import functools
-
 import torch
 
-from . import model
-
-VARIANT = model.Variant(name="model-bug-trace-error")
-_flce = model.subject(VARIANT)
-supports = model.supports
+from . import compiled_tap, model
 
 
-@torch.library.custom_op("flce_bug_trace_error::tap", mutates_args=())
 def _tap(x: torch.Tensor) -> torch.Tensor:
     raise ValueError("model-bug-trace-error: the compiled graph's tap refuses to run (planted)")
 
 
-@_tap.register_fake
 def _tap_fake(x):
     return torch.empty_like(x)
 
 
-_tap.register_autograd(lambda ctx, grad: grad)
-
-
-@functools.wraps(_flce)
-def flce(x, w, target, *args, **kwargs):
-    if torch.compiler.is_compiling():
-        x = _tap(x)
-    return _flce(x, w, target, *args, **kwargs)
-
-
-def version():
-    return f"{model.VERSION}+{VARIANT.name}"
+VARIANT, flce, version = compiled_tap.tapped("model-bug-trace-error", _tap, _tap_fake)
+supports = model.supports
