@@ -206,8 +206,11 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
                   2 * std::fabs(th) * chain *
                       (dz[static_cast<size_t>(j)] / s_cap + 2 * kDivUlps * ua * std::fabs(z[static_cast<size_t>(j)] / s_cap));
       }
+      // reduction='none': the per-token upstream gradient may be folded into G in the logits
+      // dtype (rounded itself, then the product: 2 u_c more; MATH.md item 4).
+      const double u_fold = none ? 2 * uc : 0.0;
       double e = up * scale * chain * (coef * dp + 2 * lsq * p * d_lse * z_norm) + d_scale * g_unscaled * chain +
-                 scale * g_unscaled * d_chain + uc * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
+                 scale * g_unscaled * d_chain + (uc + u_fold) * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
       G[static_cast<size_t>(j)] = g;
       E[static_cast<size_t>(j)] = e;
       if (want_gb) {

@@ -140,21 +140,25 @@ bool Process::send(const std::string& line) {
   return true;
 }
 
-bool Process::read_lines(std::vector<std::string>& lines) {
+bool Process::drain() {
   if (out_ < 0) return false;
   char chunk[65536];
   for (;;) {
     ssize_t n = ::read(out_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;  // EAGAIN: nothing more for now
+    if (n < 0) return true;  // EAGAIN: nothing more for now
     if (n == 0) return false;
     buf_.append(chunk, static_cast<size_t>(n));
   }
+}
+
+bool Process::read_lines(std::vector<std::string>& lines) {
+  const bool open = drain();
   for (size_t nl; (nl = buf_.find('\n')) != std::string::npos;) {
     lines.push_back(buf_.substr(0, nl));
     buf_.erase(0, nl + 1);
   }
-  return true;
+  return open;
 }
 
 Process::Read Process::read_line(std::string& line, std::chrono::steady_clock::time_point deadline) {
@@ -198,6 +202,9 @@ std::string Process::reap_blocking() {
   }
   ended_ = describe_exit(status);
   pid_ = -1;
+  // What it wrote between the caller's last read and its exit (a last reply larger than the
+  // pipe, say) stays readable through read_lines.
+  drain();
   close_fds();
   return ended_;
 }

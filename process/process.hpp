@@ -34,7 +34,8 @@ class Process {
   int out_fd() const { return out_; }
   // false when the child no longer reads (it died; SIGPIPE is ignored from the first spawn).
   bool send(const std::string& line);
-  // Drains what is readable without blocking; complete lines go to `lines`. false at EOF.
+  // Drains what is readable without blocking; complete lines go to `lines`. false at EOF, or
+  // once the child is reaped (the lines it wrote before its exit still come out, once).
   bool read_lines(std::vector<std::string>& lines);
   enum class Read { LINE, END, TIMEOUT };
   // Blocks for one reply line until `deadline`. END: the child closed its stdout (it died
@@ -52,6 +53,7 @@ class Process {
 
  private:
   std::string reap_blocking();
+  bool drain();  // the pipe into buf_; false at EOF or closed
   void close_fds();
   pid_t pid_ = -1;
   int in_ = -1, out_ = -1;

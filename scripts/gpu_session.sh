@@ -9,8 +9,8 @@
 #   eagerT-sS  the eager lane, 8 workers, T = main or wheel (0.8.5), 1.5 min (FLCE_EAGER_MIN)
 #   ten        ten campaigns side by side, 2 workers each, 5 minutes (trees as gpu_campaigns.sh b2)
 #   plantD-sS  planted defect D (scripts/liger_plant.py) alone, default lanes, 1 min, main's known
-#              list (FLCE_MAIN_KNOWN, else the first main-sS campaign of this box's session; run one
-#              first) and corpus/expectations.json; the planted copies of `ten` get it too
+#              list (FLCE_MAIN_KNOWN, else every main-sS and ten-main campaign of this box's session;
+#              run one first) and corpus/expectations.json; the planted copies of `ten` get it too
 #   tenk-sS    10,000 eager cases of the 0.8.5 wheel (--max-cases 10000, 8 workers)
 # Everything lands in $OUT/session.tgz; the summary goes to stdout.
 set -uo pipefail
@@ -47,11 +47,13 @@ planted() {
   python3 scripts/liger_plant.py /tmp/liger-main/src /tmp/planted >"$S/planted.txt" 2>&1 || cat "$S/planted.txt"
 }
 # main's known list for planted copies (no commit of main, so the main pins of expectations.json do
-# not apply to them): FLCE_MAIN_KNOWN, else the first main-sS campaign of this box's session.
+# not apply to them): FLCE_MAIN_KNOWN, else every finished campaign on main of this box's session
+# (main-sS, ten-main), as a nightly reads the night's main run.
 known_main() {
-  local k=${FLCE_MAIN_KNOWN:-}
-  [[ -z $k ]] && k=$(ls -d "$S"/main-s* 2>/dev/null | grep -v '\.log$' | head -1)
-  [[ -n $k && -f $k/report.json ]] && echo "--known $k"
+  local k
+  for k in ${FLCE_MAIN_KNOWN:-$(ls -d "$S"/main-s* "$S"/ten-main 2>/dev/null | grep -v '\.log$')}; do
+    [[ -f $k/report.json ]] && echo "--known $k"
+  done
 }
 
 for part in ${FLCE_PARTS:-short main-s31}; do

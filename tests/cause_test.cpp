@@ -521,3 +521,37 @@ TEST(Known, AnEarlierCampaignsCauseTakesItsNarrowerViews) {
 
 }  // namespace
 }  // namespace flce
+
+// pytorch#181735's assertion showed on five Liger trees of one night (H200), each time as new:
+// its cause was [] or a feature the pinned case lacks. A typed signature names its bug wherever it
+// shows, so a pin of one without a cause takes any cause; a bucket or a catch-all does not.
+TEST(Known, APinOfATypedSignatureWithoutACauseTakesAnyCause) {
+  TempDir d;
+  write_softcap_pin_case(d.p);
+  const auto pin_of = [&](const std::string& outcome) {
+    std::ofstream(d.p / "expectations.json")
+        << R"([{"case": "cases/sc.json", "subject": "liger", "expect": [{"device": "cuda", "outcome": ")" + outcome +
+               R"("}]}])";
+    return load_known({(d.p / "expectations.json").string()}, "liger");
+  };
+  const auto known_with = [&](const KnownList& k, const std::string& failure, std::vector<std::string> essential) {
+    Finding f;
+    f.signature = failure + ":inductor";
+    f.failure = failure;
+    f.cause_status = CauseStatus::ABLATED;
+    f.essential = std::move(essential);
+    return match_known(k, f, "2.11.0", true, "") != nullptr;
+  };
+  const KnownList typed = pin_of("inductor-triton-wrapper-decomp-assert@compiled:inductor");
+  ASSERT_EQ(typed.entries.size(), 1u);
+  EXPECT_TRUE(typed.entries[0].typed_signature);
+  EXPECT_TRUE(known_with(typed, "inductor-triton-wrapper-decomp-assert@compiled", {}));
+  EXPECT_TRUE(known_with(typed, "inductor-triton-wrapper-decomp-assert@compiled", {"ce_weight"}));
+  EXPECT_FALSE(known_with(typed, "tier1-decomposition@compiled", {}));  // another signature
+  const KnownList bucket = pin_of("bucket-0123456789ab@compiled:inductor");
+  EXPECT_FALSE(bucket.entries[0].typed_signature);
+  EXPECT_FALSE(known_with(bucket, "bucket-0123456789ab@compiled", {}));  // features decide, as before
+  const KnownList generic = pin_of("fake-tensor-call@compiled:inductor");
+  EXPECT_FALSE(generic.entries[0].typed_signature);
+  EXPECT_FALSE(known_with(generic, "fake-tensor-call@compiled", {"ce_weight"}));
+}

@@ -1209,7 +1209,13 @@ CampaignResult Campaign::run() {
       for (auto& l : lines) handle_line(s, l);
       std::string how = open ? s.proc->poll_exit() : s.proc->stop(5.0);
       if (!how.empty()) {
-        worker_ended(s, how);
+        // Its last reply can land between the read above and the exit (a poisoned case's
+        // report, larger than the pipe, then exit 0): handle it before calling the exit a crash.
+        const Process* ended = s.proc.get();
+        std::vector<std::string> last;
+        s.proc->read_lines(last);
+        for (auto& l : last) handle_line(s, l);
+        if (s.proc.get() == ended) worker_ended(s, how);  // else handle_line already restarted it
         continue;
       }
       const double age = std::chrono::duration<double>(Clock::now() - s.since).count();

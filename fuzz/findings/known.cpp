@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "judge/expectations.hpp"
+#include "judge/signature.hpp"
 
 namespace flce {
 
@@ -24,6 +25,15 @@ std::vector<std::string> alternatives(const std::string& outcome) {
     if (bar == std::string::npos) return out;
     at = bar + 3;
   }
+}
+
+// A typed signature names one bug wherever it shows; a bucket or a catch-all does not.
+bool is_typed_signature(const std::optional<FailureClass>& f) {
+  if (!f || f->numeric) return false;
+  static const SignatureTable table = SignatureTable::load_default();
+  for (auto& e : table.entries())
+    if (e.id == f->kind) return !e.generic;
+  return false;
 }
 
 void load_expectations_file(const fs::path& p, const std::string& subject, KnownList& k) {
@@ -46,6 +56,7 @@ void load_expectations_file(const fs::path& p, const std::string& subject, Known
                                 e.subject_version.empty() ? "" : ", " + e.subject_version);
         ke.outcome = alt;
         ke.failure = failure_class(alt);
+        ke.typed_signature = is_typed_signature(ke.failure);
         ke.features = feats;
         ke.pin_cause = e.cause;
         for (auto& c : e.cause)  // a cause the pinned case cannot show is a typo, not a pin
@@ -133,6 +144,10 @@ const KnownEntry* match_known(const KnownList& known, const Finding& f, const st
         // pin's. A broader one ([reduction=none] under a softcap pin whose case has
         // reduction=none) is another bug: on Liger main it was filed Known before pins had causes.
         match = carries_all(f.essential, e.pin_cause);
+      } else if (e.typed_signature) {
+        // pytorch#181735's assertion from a second shape, from label smoothing, from no feature at
+        // all: one torch bug, whatever the cause.
+        match = true;
       } else {
         // A cause with no essential feature (it fails at every default) is one instance of a pin
         // only when the pin has no feature either: else every bug of the class would be "known".

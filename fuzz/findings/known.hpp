@@ -26,6 +26,9 @@ struct KnownEntry {
   std::optional<FailureClass> failure;
   std::vector<std::string> features;
   std::vector<std::string> pin_cause;  // the expectation's `cause`: the pinned bug's essential features
+  // The outcome is a typed trace-time signature (judge/signatures.json, not a catch-all): the
+  // signature itself names the bug (a torch one, say), so a pin without a cause takes any cause.
+  bool typed_signature = false;
   // Earlier findings: their cause key ("" when not ablated) and outcome line; an ablated one's
   // failure class and essential features (a narrower view of it is the same bug).
   std::string cause;

@@ -174,6 +174,9 @@ bool WorkerClient::next_line(double timeout_s, nlohmann::json* out, std::string*
     if (pending_.empty()) {
       std::string ended = open ? proc_->poll_exit() : proc_->stop(5.0);
       if (!ended.empty()) {
+        proc_->read_lines(lines);  // what it wrote just before its exit comes first
+        for (auto& l : lines) pending_.push_back(l);
+        if (!pending_.empty()) break;
         *how = ended;
         return false;
       }
