@@ -1211,11 +1211,11 @@ CampaignResult Campaign::run() {
       if (!how.empty()) {
         // Its last reply can land between the read above and the exit (a poisoned case's
         // report, larger than the pipe, then exit 0): handle it before calling the exit a crash.
-        const Process* ended = s.proc.get();
+        const auto restarts = st_.worker_restarts;
         std::vector<std::string> last;
         s.proc->read_lines(last);
         for (auto& l : last) handle_line(s, l);
-        if (s.proc.get() == ended) worker_ended(s, how);  // else handle_line already restarted it
+        if (st_.worker_restarts == restarts) worker_ended(s, how);  // else handle_line already dealt with the exit
         continue;
       }
       const double age = std::chrono::duration<double>(Clock::now() - s.since).count();

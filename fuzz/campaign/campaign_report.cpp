@@ -326,12 +326,14 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   };
   std::vector<const Finding*> fresh, old;
   for (auto* f : in_report_order(st)) (f->known.empty() ? fresh : old).push_back(f);
-  md.heading(2, rs.known.empty() ? "Findings" : fmt::format("New findings ({})", fresh.size()));
+  // A merge without --known keeps what its shards filed as known: those are listed too.
+  const bool with_known = !rs.known.empty() || !old.empty();
+  md.heading(2, with_known ? fmt::format("New findings ({})", fresh.size()) : "Findings");
   md.paragraph("One finding per cause: its failure class and the features whose reset to the default makes it go "
                "away (findings/cause.hpp); every output out of line under that cause is listed with it.");
   if (fresh.empty()) md.paragraph("None.");
   else md.add(table(fresh, false));
-  if (!rs.known.empty()) {
+  if (with_known) {
     md.heading(2, fmt::format("Known findings ({})", old.size()));
     if (old.empty()) md.paragraph("None.");
     else md.add(table(old, true));
