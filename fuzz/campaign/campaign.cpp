@@ -27,6 +27,7 @@
 #include "fuzz/campaign/campaign_state.hpp"
 #include "fuzz/campaign/coverage_guide.hpp"
 #include "fuzz/campaign/finding_book.hpp"
+#include "fuzz/campaign/walk_queue.hpp"
 #include "case/case.hpp"
 #include "case/memory.hpp"
 #include "judge/signature.hpp"
@@ -129,11 +130,6 @@ struct AnalysisJob {
   WorkerReply walk;
 };
 
-// A compiled failure whose ladder the lane did not walk (CampaignOptions::walk_in_lane false):
-// walked later on an analysis worker, once per ladder key (graph | signature).
-struct DeferredWalk {
-  std::string key, case_json;
-};
 
 
 std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
@@ -208,9 +204,10 @@ class Campaign {
   void queue_walk(const Ticket& t, const nlohmann::json& report);
   void start_walks();
   void apply_walk(const AnalysisJob& job);
-  std::deque<DeferredWalk> walks_;
-  std::set<std::string> walks_pending_;  // keys queued or being walked
-  int64_t walks_queued_ = 0, walks_done_ = 0;
+  // Compiled failures whose ladder the lane did not walk (CampaignOptions::walk_in_lane false):
+  // walked later on an analysis worker, once per ladder key (graph | signature).
+  WalkQueue walks_;
+  int64_t walks_done_ = 0;
   void poll_analyses();
   void finish_analyses(double budget_s);
   size_t max_analyses(Lane l) const;
@@ -808,18 +805,16 @@ WorkerLaunch Campaign::own_launch(const char* kind) {
 
 void Campaign::queue_walk(const Ticket& t, const nlohmann::json& report) {
   const std::string key = t.graph + "|" + report.value("ladder_signature", "");
-  if (walks_pending_.count(key)) return;
   if (auto it = st_.ladders.find(key); it != st_.ladders.end() && !it->second.ladder.empty()) return;
-  walks_pending_.insert(key);
-  walks_.push_back({key, t.case_json});
-  ++walks_queued_;
+  walks_.push({key, t.case_json});
 }
 
 void Campaign::start_walks() {
-  while (!walks_.empty() && queued_.empty() && !analysis_stop_) {
+  while (!walks_.empty() && !analysis_stop_) {
     if (own_jobs() >= analysis_workers()) return;  // never a lane's slot: the walk is what must not hold one
-    DeferredWalk w = std::move(walks_.front());
-    walks_.pop_front();
+    std::optional<DeferredWalk> next = walks_.next(!queued_.empty());  // a signature's first walk goes first
+    if (!next) return;
+    DeferredWalk w = std::move(*next);
     AnalysisJob& job = jobs_.emplace_back();
     job.walk_key = w.key;
     const WorkerLaunch l = own_launch("walk");
@@ -841,11 +836,12 @@ void Campaign::start_walks() {
 // lane would have (later cases of the graph reuse it); a walk that found no failing stage (the
 // case alone passes: an order-dependent failure) or died leaves the key unwalked.
 void Campaign::apply_walk(const AnalysisJob& job) {
-  walks_pending_.erase(job.walk_key);
   const nlohmann::json& rep = job.walk.report;
-  if (!rep.is_object() || rep.value("first_failing_stage", "").empty()) return;
+  const bool found = rep.is_object() && !rep.value("first_failing_stage", "").empty() &&
+                     !rep.value("ladder", nlohmann::json::array()).empty();
+  walks_.done(job.walk_key, found);
+  if (!found) return;
   const nlohmann::json ladder = rep.value("ladder", nlohmann::json::array());
-  if (ladder.empty()) return;
   SharedLadder& l = st_.ladders[job.walk_key];
   ++l.walks;
   l.ladder = ladder;
@@ -1304,7 +1300,7 @@ CampaignResult Campaign::run() {
   rs.first_ready_s = first_ready_s_;
   rs.analyses = analyses_run_;
   rs.neighbours_dropped = neighbours_dropped_;
-  rs.walks_deferred = walks_queued_;
+  rs.walks_deferred = walks_.queued();
   rs.spare_swaps = spare_swaps_;
   rs.walks_deferred_done = walks_done_;
   rs.family_size = o_.family_size;

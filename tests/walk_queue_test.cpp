@@ -1,0 +1,44 @@
+// The deferred ladder walks (fuzz/campaign/walk_queue.hpp): a signature's first walk goes before
+// the rest and before waiting analyses, so each unknown signature learns its first failing stage.
+#include <gtest/gtest.h>
+
+#include "fuzz/campaign/walk_queue.hpp"
+
+namespace flce {
+namespace {
+
+std::string next_key(WalkQueue& q, bool analyses_waiting) {
+  auto w = q.next(analyses_waiting);
+  return w ? w->key : "";
+}
+
+TEST(WalkQueue, ASignaturesFirstWalkGoesFirstEvenWhileAnalysesWait) {
+  WalkQueue q;
+  EXPECT_TRUE(q.push({"g1|bucket-a", "{}"}));
+  EXPECT_TRUE(q.push({"g2|bucket-a", "{}"}));
+  EXPECT_TRUE(q.push({"g3|bucket-b", "{}"}));
+  EXPECT_FALSE(q.push({"g1|bucket-a", "{}"}));  // queued already
+  EXPECT_EQ(q.queued(), 3);
+  EXPECT_EQ(next_key(q, true), "g1|bucket-a");
+  EXPECT_EQ(next_key(q, true), "g3|bucket-b");  // skips bucket-a's second graph
+  EXPECT_EQ(next_key(q, true), "");             // only a second walk left: analyses first
+  EXPECT_EQ(next_key(q, false), "g2|bucket-a");  // idle analysis workers take it
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(WalkQueue, AWalkThatFoundNoStageLeavesItsSignatureUnwalked) {
+  WalkQueue q;
+  q.push({"g1|bucket-a", "{}"});
+  q.push({"g2|bucket-a", "{}"});
+  EXPECT_EQ(next_key(q, true), "g1|bucket-a");
+  EXPECT_EQ(next_key(q, true), "");
+  q.done("g1|bucket-a", false);  // alone it passed (order-dependent), or the worker died
+  EXPECT_EQ(next_key(q, true), "g2|bucket-a");  // a first walk again
+  q.done("g2|bucket-a", true);
+  EXPECT_TRUE(q.push({"g1|bucket-a", "{}"}));  // done: the key may be queued again
+  EXPECT_EQ(next_key(q, true), "");             // bucket-a has its stage: analyses first
+  EXPECT_EQ(WalkQueue::signature_of("ab12|tier1-decomposition"), "tier1-decomposition");
+}
+
+}  // namespace
+}  // namespace flce
