@@ -837,15 +837,15 @@ void Campaign::start_walks() {
 // case alone passes: an order-dependent failure) or died leaves the key unwalked.
 void Campaign::apply_walk(const AnalysisJob& job) {
   const nlohmann::json& rep = job.walk.report;
-  const bool found = rep.is_object() && !rep.value("first_failing_stage", "").empty() &&
-                     !rep.value("ladder", nlohmann::json::array()).empty();
+  const std::string stage = rep.is_object() ? rep.value("first_failing_stage", "") : "";
+  nlohmann::json ladder = rep.is_object() ? rep.value("ladder", nlohmann::json::array()) : nlohmann::json::array();
+  const bool found = !stage.empty() && !ladder.empty();
   walks_.done(job.walk_key, found);
   if (!found) return;
-  const nlohmann::json ladder = rep.value("ladder", nlohmann::json::array());
   SharedLadder& l = st_.ladders[job.walk_key];
   ++l.walks;
-  l.ladder = ladder;
-  l.first_failing_stage = rep.value("first_failing_stage", "");
+  l.ladder = std::move(ladder);
+  l.first_failing_stage = stage;
   ++walks_done_;
 }
 
