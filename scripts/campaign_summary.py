@@ -4,6 +4,7 @@ print so that a device call's log answers the issue's questions without unpackin
     python3 scripts/campaign_summary.py DIR [DIR ...]
 """
 import json
+import statistics
 import sys
 
 TIME_FIELDS = ("golden", "eager", "reference", "compile", "ladder", "worker")
@@ -26,6 +27,18 @@ def finding_line(f):
             f"{f.get('cause_note', '')[:120]}{confirm} shrink {f.get('shrink')} ({f.get('shrink_runs')})")
 
 
+def starts_text(starts):
+    """Worker start-ups by lane: ready times (s after the campaign began) and the median ms of each step."""
+    out = []
+    for lane in sorted({s.get("lane") for s in starts}):
+        mine = [s for s in starts if s.get("lane") == lane]
+        ready = sorted(s.get("ready_s", 0) for s in mine)
+        steps = sorted({k for s in mine for k in s.get("startup_ms", {})})
+        med = " ".join(f"{k}={statistics.median(s['startup_ms'].get(k, 0) for s in mine):.0f}ms" for k in steps)
+        out.append(f"{lane} x{len(mine)} ready {ready[0]:.1f}-{ready[-1]:.1f} s ({med})")
+    return "; ".join(out)
+
+
 def summary(d):
     try:
         r = json.load(open(d + "/report.json"))
@@ -43,7 +56,10 @@ def summary(d):
     print(f"   graphs {graphs} ({r.get('graphs_per_min', 0):.1f}/min, "
           f"{r.get('graphs_per_min_after_ready', 0):.1f}/min after ready), cases/min {r.get('cases_per_min', 0):.0f} "
           f"({r.get('cases_per_min_after_ready', 0):.0f} after ready), analyses {r.get('analyses')}, "
-          f"abandoned {r.get('abandoned')}, explained {list(r.get('explained', {}).keys())}, ladders {ladders}")
+          f"abandoned {r.get('abandoned')}, explained {list(r.get('explained', {}).keys())}, ladders {ladders}, "
+          f"deferred walks {r.get('ladder_walks_deferred')}, spare swaps {r.get('spare_swaps')}")
+    if r.get("worker_starts"):
+        print(f"   starts: {starts_text(r['worker_starts'])}")
     for f in r.get("findings", []):
         print(finding_line(f))
 

@@ -2,6 +2,8 @@
 # Run THERE (the GPU box), from scripts/gpu_run.sh's `session` step, after flce is built: the
 # measurements still open in issues #20-#22, as parts picked by FLCE_PARTS (run in the order
 # given, each alone on the box, each skipped when the call's deadline would cut it):
+#   startup    scripts/startup_profile.py on the seed's case, twice (the first on a fresh box is cold):
+#              where a worker's seconds go before its first case (time to tier 1)
 #   short      the compiled-Liger illegal memory access and the compiled-loss cases: their short
 #              scripts (flce repro --emit-python) written and run alone, 3 times each, on main
 #   main-sS    Liger main alone, default lanes, S = seed (1.5 min; FLCE_MAIN_MIN)
@@ -58,11 +60,19 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in ten) need=360 ;; tenk-*) need=330 ;; short) need=90 ;; esac
+  case $part in ten) need=360 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; esac
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
   stamp "$part"
   case $part in
+    startup)
+      "$FLCE" case canonical corpus/cases/liger-seed-bf16-accum-fp32.json >"$S/seed-case.json" 2>"$S/startup.log"
+      for k in 1 2; do
+        echo "-- profile $k" >>"$S/startup.log"
+        PYTHONPATH=subjects timeout 120 python3 scripts/startup_profile.py "$S/seed-case.json" >>"$S/startup.log" 2>&1
+      done
+      grep -E '^(--|import|cuda|environment|load|subject|eager|compiled)' "$S/startup.log" | cut -c1-160
+      ;;
     short)
       "$FLCE" run corpus/cases/liger-fp32-default.json --subject liger --subject-git "$REPO@main" >/dev/null 2>&1  # exports main
       src=$(main_src)

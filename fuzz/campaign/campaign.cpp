@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <deque>
 #include <cstdio>
@@ -255,6 +256,8 @@ class Campaign {
   std::set<uint64_t> eager_in_flight_;  // eager-lane sample indices handed out, not yet recorded
   int64_t graphs_this_run_ = 0;        // graph configurations first run by this invocation
   double first_ready_s_ = -1;          // when the first worker was ready (Python, torch, subject up)
+  static constexpr size_t kWorkerStartsKept = 64;
+  nlohmann::json worker_starts_ = nlohmann::json::array();  // each start: lane, ready_s, startup_ms
   void maybe_retire(const Ticket& t, const std::string& outcome);
   void learn_capabilities(const nlohmann::json& caps);
   void watch_usable(const Ticket& t, const std::string& outcome, const nlohmann::json& report);
@@ -587,7 +590,11 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
     }
     if (st_.environment.empty() || st_.environment.is_null()) st_.environment = j["environment"];
     if (j.contains("capabilities")) learn_capabilities(j["capabilities"]);
-    if (first_ready_s_ < 0) first_ready_s_ = std::chrono::duration<double>(Clock::now() - t0_).count();
+    const double at = std::chrono::duration<double>(Clock::now() - t0_).count();
+    if (first_ready_s_ < 0) first_ready_s_ = at;
+    if (worker_starts_.size() < kWorkerStartsKept)  // restarts too, up to a bound: where start-up time goes
+      worker_starts_.push_back({{"lane", std::string(lane_name(s.lane))}, {"ready_s", std::round(at * 1000) / 1000},
+                                {"startup_ms", j.value("startup_ms", nlohmann::json::object())}});
     s.st = Slot::IDLE;
     startup_failures_ = 0;
     return;
@@ -1298,6 +1305,7 @@ CampaignResult Campaign::run() {
   rs.cases_this_run = st_.cases_done - resumed_cases;
   rs.graphs_this_run = graphs_this_run_;
   rs.first_ready_s = first_ready_s_;
+  rs.worker_starts = worker_starts_;
   rs.analyses = analyses_run_;
   rs.neighbours_dropped = neighbours_dropped_;
   rs.walks_deferred = walks_.queued();

@@ -7,7 +7,7 @@
 //        ladders: the campaign's known ladders for this case's graph (lanes.hpp, ladders_for)
 //        or {"key": K, "sequence": {sequence case}, ...} (earlier calls first, same process: the
 //        shrinker's replay of a history; the outcome is the last call's)
-//   out: {"ready": true, "environment": {...},         once Python and torch are up; capabilities:
+//   out: {"ready": true, "environment": {...},         once Python and torch are up; startup_ms: per step; capabilities:
 //         "capabilities": {"known": B, "params": [...],   the FLCE parameters the subject's callable
 //                          "lacks": [...], "callable": C}  takes (its signature; known false: unread)
 //        {"ready": false, "bad_input": true, "why": W} unknown subject
@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -84,6 +85,14 @@ int serve_worker(const CampaignWorkerOptions& o) {
   {
     // Ask the subject host once whether it can load the subject (a plug-in's import is judged
     // per case), before announcing the worker ready.
+    // Where a worker's start-up goes (time to first finding includes it): ms per step, in the ready line.
+    auto since = [t = std::chrono::steady_clock::now()]() mutable {
+      const auto now = std::chrono::steady_clock::now();
+      const double ms = std::chrono::duration<double, std::milli>(now - t).count();
+      t = now;
+      return std::round(ms);
+    };
+    nlohmann::json startup = nlohmann::json::object();
     SubjectWorker& host = default_subject_worker();
     std::string why;
     if (!known_subject(o.subject, &why)) {
@@ -92,12 +101,14 @@ int serve_worker(const CampaignWorkerOptions& o) {
     }
     SubjectInfo info;
     if (o.subject.find(':') == std::string::npos) info = host.describe(o.subject, o.subject_path);
+    startup["describe"] = since();  // the host's start: Python, torch, the subject's import
     if (!info.error.empty()) {
       emit({{"ready", false}, {"bad_input", true}, {"why", "subject '" + o.subject + "': " + info.error}});
       return 2;
     }
     // What the subject's callable takes: the campaign stops drawing cases it lacks parameters for.
     const SubjectCapabilities caps = host.capabilities(o.subject, o.subject_path);
+    startup["capabilities"] = since();
     nlohmann::json cj{{"known", caps.known}};
     if (caps.known) {
       cj["params"] = caps.params;
@@ -106,7 +117,9 @@ int serve_worker(const CampaignWorkerOptions& o) {
     } else if (!caps.error.empty()) {
       cj["error"] = caps.error;
     }
-    emit({{"ready", true}, {"environment", nlohmann::json::parse(host.environment().to_json())}, {"capabilities", cj}});
+    nlohmann::json env = nlohmann::json::parse(host.environment().to_json());
+    startup["environment"] = since();  // the CUDA context
+    emit({{"ready", true}, {"environment", env}, {"capabilities", cj}, {"startup_ms", startup}});
   }
   // A differential campaign's baseline: a subject host of its own (one process cannot hold two
   // trees of a package), fed the same case, judged the same way.
