@@ -69,7 +69,9 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       "$FLCE" case canonical corpus/cases/liger-seed-bf16-accum-fp32.json >"$S/seed-case.json" 2>"$S/startup.log"
       for k in 1 2; do
         echo "-- profile $k" >>"$S/startup.log"
-        PYTHONPATH=subjects:${PYTHONPATH:-} timeout 120 python3 scripts/startup_profile.py "$S/seed-case.json" >>"$S/startup.log" 2>&1
+        # with the bytecode cache a campaign worker gets (process/bytecode_cache.cpp)
+        PYTHONPYCACHEPREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/flce/pycache PYTHONDONTWRITEBYTECODE= \
+          PYTHONPATH=subjects:${PYTHONPATH:-} timeout 120 python3 scripts/startup_profile.py "$S/seed-case.json" >>"$S/startup.log" 2>&1
       done
       grep -E '^(--|import|cuda|environment|load|subject|eager|compiled)' "$S/startup.log" | cut -c1-160
       ;;
