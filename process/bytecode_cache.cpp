@@ -8,6 +8,12 @@ namespace flce {
 
 namespace fs = std::filesystem;
 
+std::string box_cache_dir(const std::string& name) {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "flce" / name).string();
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "flce" / name).string();
+  return "";
+}
+
 std::string bytecode_cache_dir() {
   const char* user_prefix = std::getenv("PYTHONPYCACHEPREFIX");
   if (user_prefix && *user_prefix) return "";
@@ -17,11 +23,7 @@ std::string bytecode_cache_dir() {
     dir = v;
   } else if (const char* no = std::getenv("PYTHONDONTWRITEBYTECODE"); !no || !*no) {
     return "";  // Python keeps __pycache__ next to the sources itself
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-    dir = fs::path(x) / "flce" / "pycache";
-  } else if (const char* h = std::getenv("HOME"); h && *h) {
-    dir = fs::path(h) / ".cache" / "flce" / "pycache";
-  } else {
+  } else if (dir = box_cache_dir("pycache"); dir.empty()) {
     return "";
   }
   std::error_code ec;

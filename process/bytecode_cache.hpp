@@ -15,6 +15,10 @@ namespace flce {
 // the sources, or no usable directory).
 std::string bytecode_cache_dir();
 
+// ${XDG_CACHE_HOME:-$HOME/.cache}/flce/NAME: what flce keeps for every run on this box (the
+// bytecode, Triton's box layer). Not created here; empty when neither variable is set.
+std::string box_cache_dir(const std::string& name);
+
 // Points this process's environment (so every interpreter it starts) at that directory:
 // PYTHONPYCACHEPREFIX=DIR and an empty PYTHONDONTWRITEBYTECODE. Source trees are never
 // written: with a prefix, Python keeps all its .pyc files under DIR. Returns DIR or "".

@@ -1,5 +1,7 @@
 #include "process/bytecode_cache.hpp"
 
+#include "fuzz/findings/worker_client.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -90,6 +92,40 @@ TEST(BytecodeCache, AnUnusableDirectoryMeansNoCacheNotAnError) {
   env.set("PYTHONPYCACHEPREFIX", nullptr);
   env.set("FLCE_PYCACHE", "/proc/flce-cannot-create-this");
   EXPECT_EQ(bytecode_cache_dir(), "");
+}
+
+std::string env_of(const ProcessSpec& p, const std::string& k) {
+  for (auto& e : p.env)
+    if (e.rfind(k + "=", 0) == 0) return e.substr(k.size() + 1);
+  return "<unset>";
+}
+
+// The campaign's workers read Triton's kernels through the box layer over the campaign's own
+// cache (subjects' TritonBoxCache tests the layer itself); a user's own Triton settings win.
+TEST(BoxCache, CampaignWorkersGetTritonsBoxLayerUnlessTheUserChoseTheirOwn) {
+  Env env;
+  env.set("TRITON_CACHE_DIR", nullptr);
+  env.set("TRITON_CACHE_MANAGER", nullptr);
+  env.set("FLCE_TRITON_BOX_CACHE", nullptr);
+  env.set("XDG_CACHE_HOME", "/box/cache");
+  WorkerLaunch l;
+  l.cache_dir = "/runs/night/cache";
+  l.triton_box = triton_box_dir();
+  EXPECT_EQ(l.triton_box, "/box/cache/flce/triton");
+  ProcessSpec w = worker_spec(l);
+  EXPECT_EQ(env_of(w, "TRITON_CACHE_DIR"), "/runs/night/cache/triton");
+  EXPECT_EQ(env_of(w, "TRITON_CACHE_MANAGER"), "flce_subjects.triton_box_cache:BoxCacheManager");
+  EXPECT_EQ(env_of(w, "FLCE_TRITON_BOX_CACHE"), "/box/cache/flce/triton");
+
+  env.set("FLCE_TRITON_BOX_CACHE", "off");
+  EXPECT_EQ(triton_box_dir(), "");
+  env.set("FLCE_TRITON_BOX_CACHE", nullptr);
+  env.set("TRITON_CACHE_MANAGER", "theirs:Manager");  // inherited as it is
+  EXPECT_EQ(env_of(worker_spec(l), "TRITON_CACHE_MANAGER"), "<unset>");
+  env.set("TRITON_CACHE_MANAGER", nullptr);
+  env.set("TRITON_CACHE_DIR", "/their/triton");  // their directory, Triton's own manager
+  EXPECT_EQ(env_of(worker_spec(l), "TRITON_CACHE_MANAGER"), "<unset>");
+  EXPECT_EQ(env_of(worker_spec(l), "TRITON_CACHE_DIR"), "<unset>");
 }
 
 }  // namespace

@@ -155,6 +155,9 @@ class Campaign {
     // --out so a resumed run finds it: what one worker compiled is a hit for the others.
     const char* shared = std::getenv("FLCE_SHARED_CACHE");
     if (!shared || std::string(shared) != "0") launch_.cache_dir = (fs::path(o.out) / "cache").string();
+    // Over it, Triton's kernels of every campaign on this box: a nightly's dozen trees share most
+    // of Liger's kernels, and each campaign's first cases would JIT them again.
+    if (!launch_.cache_dir.empty()) launch_.triton_box = triton_box_dir();
   }
   CampaignResult run();
 

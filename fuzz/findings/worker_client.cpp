@@ -1,5 +1,7 @@
 #include "fuzz/findings/worker_client.hpp"
 
+#include "process/bytecode_cache.hpp"
+
 #include <poll.h>
 #include <sched.h>
 
@@ -49,6 +51,11 @@ int usable_cpus() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+std::string triton_box_dir() {
+  if (const char* v = std::getenv("FLCE_TRITON_BOX_CACHE"); v && *v) return std::string(v) == "off" ? "" : v;
+  return box_cache_dir("triton");
+}
+
 ProcessSpec worker_spec(const WorkerLaunch& l) {
   ProcessSpec w;
   w.exe = l.exe;
@@ -69,8 +76,13 @@ ProcessSpec worker_spec(const WorkerLaunch& l) {
                                                       ? (log.parent_path() / log.stem()).string() + "-inductor"
                                                       : (fs::path(l.cache_dir) / "inductor").string()));
   }
-  if (!l.cache_dir.empty() && !std::getenv("TRITON_CACHE_DIR"))
+  if (!l.cache_dir.empty() && !std::getenv("TRITON_CACHE_DIR")) {
     w.env.push_back("TRITON_CACHE_DIR=" + (fs::path(l.cache_dir) / "triton").string());
+    if (!l.triton_box.empty() && !std::getenv("TRITON_CACHE_MANAGER")) {
+      w.env.push_back("TRITON_CACHE_MANAGER=flce_subjects.triton_box_cache:BoxCacheManager");
+      w.env.push_back("FLCE_TRITON_BOX_CACHE=" + l.triton_box);
+    }
+  }
   const int threads = std::max(1, l.threads);
   if (!std::getenv("OMP_NUM_THREADS")) w.env.push_back(fmt::format("OMP_NUM_THREADS={}", threads));
   // Inductor sizes its compile pool from the machine's cores, not the worker's share of them:

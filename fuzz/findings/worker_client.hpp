@@ -25,8 +25,15 @@ struct WorkerLaunch {
   // Inductor's and Triton's on-disk caches, shared by the workers of one campaign (a resumed run
   // reuses them); "": one Inductor cache next to the log (per slot), Triton's default.
   std::string cache_dir;
+  // Triton's box layer under cache_dir's (subjects/flce_subjects/triton_box_cache.py): a kernel
+  // any campaign on this box compiled is a hit; "": none.
+  std::string triton_box;
 };
 ProcessSpec worker_spec(const WorkerLaunch& w);
+
+// Where a campaign's Triton box layer lives: FLCE_TRITON_BOX_CACHE ("off": none), else
+// ${XDG_CACHE_HOME:-$HOME/.cache}/flce/triton.
+std::string triton_box_dir();
 
 // GPUs a campaign (or a re-run) can spread workers over: the ids in CUDA_VISIBLE_DEVICES when set, else
 // one per /proc/driver/nvidia/gpus entry (the parent never initializes CUDA itself).

@@ -810,5 +810,71 @@ class HostApi(unittest.TestCase):
         self.assertEqual(env["python"], ".".join(map(str, sys.version_info[:3])))
 
 
+# A campaign's Triton compile, in its own process (Triton reads its cache settings from the
+# environment): compiles a small kernel for sm_90 (no GPU needed: Triton carries ptxas) and
+# prints the files its cache manager left in the campaign's directory. NO_COMPILE makes any
+# compile, i.e. any cache miss, raise.
+TRITON_CAMPAIGN = """
+import os, sys
+import triton, triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.backends.nvidia.compiler import CUDABackend
+from triton.compiler import ASTSource
+
+@triton.jit
+def add(x, y, o, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(o + i, tl.load(x + i, mask=i < n) + tl.load(y + i, mask=i < n), mask=i < n)
+
+if os.environ.get("NO_COMPILE"):
+    def refuse(*a, **k):
+        raise RuntimeError("compiled: a cache miss")
+    CUDABackend.add_stages = refuse
+src = ASTSource(fn=add, signature={"x": "*fp32", "y": "*fp32", "o": "*fp32", "n": "i32", "B": "constexpr"},
+                constexprs={"B": 128})
+k = triton.compile(src, target=GPUTarget("cuda", 90, 32))
+print(len(k.asm["cubin"]), sorted(os.listdir(os.path.join(os.environ["TRITON_CACHE_DIR"], os.listdir(
+    os.environ["TRITON_CACHE_DIR"])[0]))))
+"""
+
+
+class TritonBoxCache(unittest.TestCase):
+    """subjects/flce_subjects/triton_box_cache.py: a kernel one campaign compiled is a hit for the next."""
+
+    def campaign(self, name, box, no_compile=False):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+        env.update(TRITON_CACHE_DIR=support.scratch_dir(os.path.join("triton", name)),
+                   PYTHONPATH=support.SUBJECTS, NO_COMPILE="1" if no_compile else "")
+        if box is not None:
+            env.update(TRITON_CACHE_MANAGER="flce_subjects.triton_box_cache:BoxCacheManager",
+                       FLCE_TRITON_BOX_CACHE=box)
+        script = os.path.join(support.scratch_dir("triton"), "campaign.py")  # @triton.jit reads its source
+        with open(script, "w") as f:
+            f.write(TRITON_CAMPAIGN)
+        return subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+                              timeout=240)
+
+    def test_a_second_campaign_compiles_nothing(self):
+        box = os.path.join(support.scratch_dir("triton"), "box")
+        first = self.campaign("first", box)
+        self.assertEqual(first.returncode, 0, first.stderr[-2000:])
+        self.assertIn("add.cubin", first.stdout)
+        second = self.campaign("second", box, no_compile=True)
+        self.assertEqual(second.returncode, 0, second.stderr[-2000:])
+        self.assertEqual(second.stdout, first.stdout)  # the same cubin, every file in its own directory
+        # The control: without the box layer the same campaign misses and compiles.
+        alone = self.campaign("alone", None, no_compile=True)
+        self.assertNotEqual(alone.returncode, 0)
+        self.assertIn("compiled: a cache miss", alone.stderr)
+
+    def test_an_unusable_box_costs_only_its_hits(self):
+        box = os.path.join(support.scratch_dir("triton"), "box-is-a-file")
+        with open(box, "w") as f:
+            f.write("not a directory")
+        r = self.campaign("unusable", box)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIn("add.cubin", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
