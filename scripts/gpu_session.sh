@@ -23,7 +23,7 @@ OUT=${OUT:-out}
 S=/tmp/session
 mkdir -p "$S"
 REPO=$ROOT/.carry/liger-repo.git
-trap 'tar -czf "$OUT/session.tgz" --exclude=cache --exclude=workers --exclude="*-inductor" -C /tmp session 2>/dev/null' EXIT
+trap 'tar -czf "$OUT/session.tgz" --exclude=cache --exclude=workers --exclude="*-inductor" --exclude="startup-triton-*" -C /tmp session 2>/dev/null' EXIT
 trap 'exit 143' TERM
 T0=$(date +%s)
 DEADLINE=${FLCE_SESSION_DEADLINE_S:-540}
@@ -69,8 +69,11 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       "$FLCE" case canonical corpus/cases/liger-seed-bf16-accum-fp32.json >"$S/seed-case.json" 2>"$S/startup.log"
       for k in 1 2; do
         echo "-- profile $k" >>"$S/startup.log"
-        # with the bytecode cache a campaign worker gets (process/bytecode_cache.cpp)
+        # as two campaigns' workers: the bytecode cache (process/bytecode_cache.cpp), each its own
+        # Triton directory over one box layer (flce_subjects/triton_box_cache.py; the first fills it)
         PYTHONPYCACHEPREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/flce/pycache PYTHONDONTWRITEBYTECODE= \
+          TRITON_CACHE_DIR=$S/startup-triton-$k FLCE_TRITON_BOX_CACHE=$S/startup-triton-box \
+          TRITON_CACHE_MANAGER=flce_subjects.triton_box_cache:BoxCacheManager \
           PYTHONPATH=subjects:${PYTHONPATH:-} timeout 120 python3 scripts/startup_profile.py "$S/seed-case.json" >>"$S/startup.log" 2>&1
       done
       grep -E '^(--|import|cuda|environment|load|subject|eager|compiled)' "$S/startup.log" | cut -c1-160
