@@ -206,7 +206,7 @@ class Campaign {
   // analysis waits (a finding's cause comes first), applied to the shared ladders when done;
   // after exploration they share the analyses' grace, and what it cuts stays unwalked.
   void queue_walk(const Ticket& t, const nlohmann::json& report);
-  void start_walks();
+  void start_walks(bool analyses_waiting);
   void apply_walk(const AnalysisJob& job);
   // Compiled failures whose ladder the lane did not walk (CampaignOptions::walk_in_lane false):
   // walked later on an analysis worker, once per ladder key (graph | signature).
@@ -768,6 +768,10 @@ void Campaign::start_analysis(const AnalysisRequest& r) {
     queued_.push_back(r);
     return;
   }
+  // A signature's first walk before this analysis: on the H200, ten campaigns' one analysis
+  // worker each, always busy with analyses, walked 1 of 243 queued walks in 5 minutes, so no
+  // unknown signature's finding named its first failing stage (the guilty side).
+  start_walks(true);
   Slot* lend = nullptr;
   if (own_jobs() >= analysis_workers()) {
     // The analysis workers are all busy: a slot of the lane to lend, an idle one first, else one
@@ -819,10 +823,12 @@ void Campaign::queue_walk(const Ticket& t, const nlohmann::json& report) {
   walks_.push({key, t.case_json});
 }
 
-void Campaign::start_walks() {
+// analyses_waiting: an analysis is about to ask for an analysis worker (besides those queued).
+void Campaign::start_walks(bool analyses_waiting) {
   while (!walks_.empty() && !analysis_stop_) {
     if (own_jobs() >= analysis_workers()) return;  // never a lane's slot: the walk is what must not hold one
-    std::optional<DeferredWalk> next = walks_.next(!queued_.empty());  // a signature's first walk goes first
+    // A signature's first walk goes first, else analyses do.
+    std::optional<DeferredWalk> next = walks_.next(analyses_waiting || !queued_.empty());
     if (!next) return;
     DeferredWalk w = std::move(*next);
     AnalysisJob& job = jobs_.emplace_back();
@@ -893,9 +899,9 @@ void Campaign::poll_analyses() {
   if (!queued_.empty() && (st_.subject_ran || finishing_)) {
     std::vector<AnalysisRequest> q = std::move(queued_);
     queued_.clear();
-    for (auto& r : q) start_analysis(r);
+    for (auto& r : q) start_analysis(r);  // each lets a signature's first walk take a free worker first
   }
-  start_walks();
+  start_walks(false);
   if (changed) save_state();
 }
 
