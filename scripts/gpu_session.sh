@@ -77,6 +77,14 @@ for part in ${FLCE_PARTS:-short main-s31}; do
           PYTHONPATH=subjects:${PYTHONPATH:-} timeout 120 python3 scripts/startup_profile.py "$S/seed-case.json" >>"$S/startup.log" 2>&1
       done
       grep -E '^(--|import|cuda|environment|load|subject|eager|compiled)' "$S/startup.log" | cut -c1-160
+      # What the subject's import spends (supports() took 5.5 s here with bytecode cached, 0.14 s
+      # on a CPU machine after torch._dynamo): the 40 largest cumulative import times.
+      PYTHONPYCACHEPREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/flce/pycache PYTHONDONTWRITEBYTECODE= \
+        PYTHONPATH=subjects:${PYTHONPATH:-} timeout 120 python3 -X importtime -c \
+        "import json, torch; from flce_subjects import registry; s = registry.load('liger', None); s.supports(json.load(open('$S/seed-case.json')))" \
+        2>"$S/importtime.txt"
+      sort -t'|' -k2 -n -r "$S/importtime.txt" | head -40 >"$S/importtime-top.txt"
+      head -15 "$S/importtime-top.txt"
       ;;
     short)
       "$FLCE" run corpus/cases/liger-fp32-default.json --subject liger --subject-git "$REPO@main" >/dev/null 2>&1  # exports main
