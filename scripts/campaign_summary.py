@@ -60,6 +60,8 @@ def summary(d):
           f"deferred walks {r.get('ladder_walks_deferred')}, spare swaps {r.get('spare_swaps')}")
     if r.get("worker_starts"):
         print(f"   starts: {starts_text(r['worker_starts'])}")
+    if r.get("ending"):
+        print("   ending: " + ", ".join(f"{k} {v:.1f}" for k, v in r["ending"].items()))
     for f in r.get("findings", []):
         print(finding_line(f))
 

@@ -1269,8 +1269,10 @@ CampaignResult Campaign::run() {
   // Everything after exploration (analyses, shrinking) ends within --grace-s of it: a box shared
   // by a dozen campaigns gets its cores back on time. What is cut is resumed by the next run.
   const auto post_t0 = Clock::now();
+  nlohmann::ordered_json ending{{"exploration_s", elapsed()}};
   auto post_left = [&] { return o_.grace_s - std::chrono::duration<double>(Clock::now() - post_t0).count(); };
   finish_analyses(g_stop || !unusable_.empty() ? 0 : std::min(o_.grace_s, o_.analyze_s));
+  ending["analyses_s"] = elapsed();
   static volatile std::sig_atomic_t post_stop = 0;
   post_stop = 0;
   std::atomic<bool> post_done{false};
@@ -1308,6 +1310,7 @@ CampaignResult Campaign::run() {
   }
   post_done = true;
   watchdog.join();
+  ending["shrink_s"] = elapsed();
   for (auto& f : st_.findings) write_finding_json(f);
 
   RunStats rs;
@@ -1319,6 +1322,7 @@ CampaignResult Campaign::run() {
   rs.neighbours_dropped = neighbours_dropped_;
   rs.walks_deferred = walks_.queued();
   rs.spare_swaps = spare_swaps_;
+  rs.ending = std::move(ending);
   rs.walks_deferred_done = walks_done_;
   rs.family_size = o_.family_size;
   rs.wall_s = explore_wall_s;

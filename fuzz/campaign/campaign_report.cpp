@@ -393,6 +393,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["neighbours_dropped"] = rs.neighbours_dropped;
   j["ladder_walks_deferred"] = {{"queued", rs.walks_deferred}, {"walked", rs.walks_deferred_done}};
   j["spare_swaps"] = rs.spare_swaps;
+  if (!rs.ending.empty()) j["ending"] = rs.ending;
   j["time_to_first_finding_s"] = st.first_finding_s ? nlohmann::ordered_json(*st.first_finding_s) : nlohmann::ordered_json();
   j["worker_restarts"] = st.worker_restarts;
   j["interrupted"] = rs.interrupted;

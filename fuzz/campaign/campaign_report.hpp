@@ -19,6 +19,9 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   int64_t neighbours_dropped = 0;       // neighbours of known findings, not run
   int64_t walks_deferred = 0, walks_deferred_done = 0;  // ladder walks left to analysis workers, and walked
   int64_t spare_swaps = 0;  // dead compiled workers replaced by the ready spare instead of a cold start
+  // Where the time after exploration went, each a campaign time (s): exploration ended, the
+  // analyses were stopped or done, the shrink phase ended (a campaign's overrun, phase by phase).
+  nlohmann::ordered_json ending = nlohmann::ordered_json::object();
   uint64_t family_size = 1;
   double wall_s = 0, minutes = 0;
   uint64_t seed = 0;

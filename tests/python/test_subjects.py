@@ -138,6 +138,71 @@ class LigerVersion(unittest.TestCase):
         self.assertNotRegex(v, r"^liger-kernel \S+ \(")  # always says which kind of copy
 
 
+class LazyImports(unittest.TestCase):
+    """Liger imports peft only to set PEFT_AVAILABLE, and peft's import (transformers, sklearn,
+    scipy) was most of a worker's start on the GPU box: the liger subject defers the package's
+    body (lazy_imports.py) but keeps the import's answer. Each check runs in a fresh interpreter
+    over a fake Liger tree and a fake peft that records when its body runs."""
+
+    LIGER = {
+        "src/liger_kernel/__init__.py": "",
+        "src/liger_kernel/utils.py": """
+            try:
+                import peft  # noqa: F401
+                PEFT_AVAILABLE = True
+            except ImportError:
+                PEFT_AVAILABLE = False
+            """,
+        "src/liger_kernel/transformers/__init__.py": "",
+        "src/liger_kernel/transformers/functional.py": """
+            from liger_kernel.utils import PEFT_AVAILABLE
+
+            def liger_fused_linear_cross_entropy(x, w, target):
+                return PEFT_AVAILABLE
+            """,
+    }
+    PEFT = {"peft/__init__.py": """
+        import os
+        open(os.environ["PEFT_MARKER"], "a").write("ran")
+        VALUE = 7
+        """}
+
+    def probe(self, with_peft, env_value=None, touch=False):
+        """(PEFT_AVAILABLE as Liger saw it, whether peft's body ran), in a fresh interpreter."""
+        name = f"{'with' if with_peft else 'without'}-{env_value}-{touch}"
+        liger_root = plugin_tree(os.path.join("lazy", name, "liger"), self.LIGER)
+        site = plugin_tree(os.path.join("lazy", name, "site"), self.PEFT if with_peft else {"empty.txt": ""})
+        marker = os.path.join(site, "marker.txt")
+        code = textwrap.dedent(f"""
+            import sys
+            sys.path[:0] = [{os.path.join(liger_root, "src")!r}, {site!r}]
+            from flce_subjects import liger
+            print(liger.callee()(None, None, None))
+            if {touch!r}:
+                import peft
+                print(peft.VALUE)
+            """)
+        env = {**os.environ, "PEFT_MARKER": marker, "PYTHONPATH": os.path.join(support.REPO, "subjects")}
+        env.pop("FLCE_LAZY_IMPORTS", None)
+        if env_value is not None:
+            env["FLCE_LAZY_IMPORTS"] = env_value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout.split(), os.path.exists(marker)
+
+    def test_peft_is_found_but_its_body_waits(self):
+        self.assertEqual(self.probe(with_peft=True), (["True"], False))
+
+    def test_a_missing_peft_still_reads_as_missing(self):
+        self.assertEqual(self.probe(with_peft=False), (["False"], False))
+
+    def test_first_use_runs_the_body(self):
+        self.assertEqual(self.probe(with_peft=True, touch=True), (["True", "7"], True))
+
+    def test_none_imports_eagerly(self):
+        self.assertEqual(self.probe(with_peft=True, env_value="none"), (["True"], True))
+
+
 class Dtypes(unittest.TestCase):
     def test_names(self):
         self.assertEqual([dtypes.of(n) for n in ("fp32", "fp16", "bf16", "fp64")],
