@@ -151,12 +151,15 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     // Walk the ladder: the first backend that breaks separates Dynamo, AOTAutograd,
     // decompositions and Inductor lowering.
     std::string memo_key;
-    if (co.status == SubjectStatus::ERROR) rep.ladder_signature = failure_word(co);
+    // Wrong values walk as errors do (once per graph and failure, off the lane in a campaign):
+    // each rung is a whole trace, and a rung can hang where the compiled run did not.
+    const bool failed = co.status == SubjectStatus::ERROR || (co.verdict && !co.verdict->pass());
+    if (failed) rep.ladder_signature = failure_word(co);
     // A known signature (signatures.json) breaks at one stage whatever the graph: its ladder is
     // walked once per campaign (LadderMemo::any_graph); an unknown one once per graph.
     // A known catch-all (signatures.json "generic") lumps different bugs: walked per graph, as unknown.
     const bool known = co.signature && co.signature->shares_ladder();
-    if (opt.ladder && opt.ladder_memo && co.status == SubjectStatus::ERROR)
+    if (opt.ladder && opt.ladder_memo && failed)
       memo_key = known ? LadderMemo::any_graph(rep.ladder_signature) : LadderMemo::key(c, rep.ladder_signature);
     // No memo (opt.ladder_memo null) leaves memo_key empty: never touch the memo then.
     const LadderMemo::Entry* memo = nullptr;
@@ -174,7 +177,7 @@ RunReport run_case(const Case& c, const RunOptions& opt_in) {
     if (context_lost) memo_key.clear(), memo = nullptr;
     std::optional<LadderMemo::Entry> gated;  // a ladder another worker walked meanwhile
     bool deferred = false;                   // or one the campaign walks later, off this lane
-    if (!context_lost && !memo && opt.ladder && opt.ladder_gate && co.status == SubjectStatus::ERROR && !stopped()) {
+    if (!context_lost && !memo && opt.ladder && opt.ladder_gate && failed && !stopped()) {
       gated = opt.ladder_gate(rep.ladder_signature, known);
       if (gated && gated->deferred) {
         deferred = true;

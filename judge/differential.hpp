@@ -110,7 +110,8 @@ struct RunReport {
   bool ladder_memoized = false;     // the ladder is an earlier case's (RunOptions::ladder_memo)
   bool ladder_deferred = false;     // not walked here: the campaign walks it after the verdict
   // The failure the ladder was walked for, as LadderMemo keys it (the compiled run's signature
-  // id); empty when the compiled run did not raise. A campaign shares ladders by it.
+  // id, or "judge:<output>:<finding>" for wrong values); empty when the compiled run passed. A
+  // campaign shares ladders by it.
   std::string ladder_signature;
   RunTiming timing;
   std::string subject_died;         // "<how>@<stage>" when the subject's process died

@@ -252,6 +252,32 @@ elseif(PART STREQUAL "deferred")
       require("in lane: the lane did not walk" LANE_LADDER_MS GREATER 0)
     endif()
   endforeach()
+  # Wrong values walk off the lane too (model-bug-drop-chunk: every gradient of BT > 4 is
+  # wrong at every rung): on the H200 a value failure's in-lane walk hung at aot_eager and held
+  # a shared box's compiled lane for its whole --case-timeout.
+  set(D ${WORK}/values)
+  campaign(--minutes 5 --max-cases 4 --out ${D} --subject model-bug-drop-chunk --lanes compiled=1
+           --analysis-workers 1 --seed 5 --family 4 --candidates 1 --minimize-s 0 --grace-s 240 --quiet)
+  lane(${D} compiled)
+  file(READ ${D}/report.json rj)
+  string(JSON walked GET "${rj}" ladder_walks_deferred walked)
+  string(JSON nl LENGTH "${rj}" ladders)
+  set(judged 0)
+  if(nl GREATER 0)
+    math(EXPR last "${nl} - 1")
+    foreach(i RANGE ${last})
+      string(JSON key GET "${rj}" ladders ${i} key)
+      if(key MATCHES "\\|judge:")
+        math(EXPR judged "${judged} + 1")
+        string(JSON w GET "${rj}" ladders ${i} walks)
+        string(JSON stage GET "${rj}" ladders ${i} first_failing_stage)
+        require("values: ladder ${key} walked ${w} times, stage ${stage}; want once, eager" w EQUAL 1 AND stage STREQUAL "eager")
+      endif()
+    endforeach()
+  endif()
+  message(STATUS "values: ${LANE_CASES} compiled cases, lane ladder ${LANE_LADDER_MS} ms, ${judged} value ladders, walked ${walked}")
+  require("values: the lane walked (${LANE_LADDER_MS} ms of ladder)" LANE_LADDER_MS EQUAL 0)
+  require("values: no value ladder walked off the lane" judged GREATER 0 AND walked EQUAL judged)
 elseif(PART STREQUAL "spare")
   # Issue #21: a dead compiled worker is replaced by the ready spare, not by a cold start. The
   # segfault subject kills its worker on every case; with --spare-workers 1 the slot takes the
