@@ -20,32 +20,22 @@ import sys
 
 import torch
 
-from . import lazy_imports
 from .model import supports_flce_only
 
 WRAPS = "liger_kernel"
-
-# liger_kernel.utils imports peft only to set PEFT_AVAILABLE; where peft is installed that
-# import is most of a worker's start (lazy_imports.py). Deferred, not blocked.
-LAZY_IMPORTS = ("peft",)
 
 
 _bound = None  # liger_fused_linear_cross_entropy of the tree supports() last loaded
 
 
-def _import(module):
-    lazy_imports.defer(lazy_imports.names(LAZY_IMPORTS))
-    return importlib.import_module(module)
-
-
 def _functional():
-    return _import("liger_kernel.transformers.functional")
+    return importlib.import_module("liger_kernel.transformers.functional")
 
 
 def version():
     """The liger_kernel that loaded, named as a user would (source_of has the forms)."""
     try:
-        where = _import("liger_kernel").__file__
+        where = importlib.import_module("liger_kernel").__file__
     except Exception as e:  # still report something useful when the import is broken
         return f"liger-kernel unknown (<import failed: {type(e).__name__}>)"
     return source_of(where)
