@@ -268,6 +268,21 @@ elseif(PART STREQUAL "isolation")
       require("${run}: the worker log lacks the Python fault trace" wlog MATCHES "Segmentation fault")
     endif()
   endforeach()
+  # Issue #21: a campaign ends within --grace-s of its budget. A case still in flight when the
+  # budget runs out (here one that never returns, --case-timeout far away) is killed and counted
+  # by its step, not waited for.
+  set(D ${WORK}/budget)
+  campaign(0 --minutes 0.2 --out ${D} --subject hang --workers 1 --case-timeout 600 --grace-s 3 --quiet
+           --minimize-s 0)
+  file(READ ${D}/report.json rj)
+  string(JSON elapsed GET "${rj}" elapsed_s)
+  string(JSON explored GET "${rj}" ending exploration_s)
+  string(JSON abandoned GET "${rj}" abandoned eager)
+  message(STATUS "budget 12 s, grace 3 s: exploration ended at ${explored} s, the campaign at ${elapsed} s (wall ${SECONDS} s)")
+  require("the in-flight case was not abandoned (${abandoned})" abandoned EQUAL 1)
+  require("exploration ended at ${explored} s, budget 12 s" explored LESS 14)
+  require("the campaign ended at ${elapsed} s: budget 12 s, grace 3 s" elapsed LESS 17)
+  require("the process took ${SECONDS} s" SECONDS LESS 40)
   # A result that poisons the CUDA context (simulated: the text is what counts) ends its
   # worker; the campaign restarts it before the next case, which must not become a crash.
   file(WRITE ${WORK}/plug/poison_subject.py

@@ -923,7 +923,7 @@ void Campaign::finish_analyses(double budget_s) {
   jobs_.clear();
   queued_.clear();
   book_->close(budget_s > 0 ? fmt::format("budget: the ablation did not finish within the campaign ({:.0f} s after exploration)", budget_s)
-                            : "budget: the campaign ended before the ablation ran (--minimize-s 0)",
+                            : "budget: the campaign ended before the ablation ran (no --grace-s left, or stopped)",
                elapsed());
   save_state();
 }
@@ -1268,10 +1268,13 @@ CampaignResult Campaign::run() {
   // whether it is news before any time goes into shrinking it.
   // Everything after exploration (analyses, shrinking) ends within --grace-s of it: a box shared
   // by a dozen campaigns gets its cores back on time. What is cut is resumed by the next run.
-  const auto post_t0 = Clock::now();
+  // The grace counts from the budget's end, not from exploration's: killing a loaded box's
+  // busy workers can take seconds, and the promise is --grace-s past the budget.
+  const double late_s = std::max(0.0, elapsed() - o_.minutes * 60);
+  const auto post_t0 = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(late_s));
   nlohmann::ordered_json ending{{"exploration_s", elapsed()}};
   auto post_left = [&] { return o_.grace_s - std::chrono::duration<double>(Clock::now() - post_t0).count(); };
-  finish_analyses(g_stop || !unusable_.empty() ? 0 : std::min(o_.grace_s, o_.analyze_s));
+  finish_analyses(g_stop || !unusable_.empty() ? 0 : std::max(0.0, std::min(o_.grace_s, o_.analyze_s) - late_s));
   ending["analyses_s"] = elapsed();
   static volatile std::sig_atomic_t post_stop = 0;
   post_stop = 0;
