@@ -1266,10 +1266,9 @@ CampaignResult Campaign::run() {
   if (!unusable_.empty()) save_state();
   // The ablation first (cheap and bounded), then the full shrink: a finding's cause decides
   // whether it is news before any time goes into shrinking it.
-  // Everything after exploration (analyses, shrinking) ends within --grace-s of it: a box shared
-  // by a dozen campaigns gets its cores back on time. What is cut is resumed by the next run.
-  // The grace counts from the budget's end, not from exploration's: killing a loaded box's
-  // busy workers can take seconds, and the promise is --grace-s past the budget.
+  // Everything after exploration (analyses, shrinking) ends within --grace-s of the budget's
+  // end, not of exploration's (killing a loaded box's busy workers can take seconds): a box
+  // shared by a dozen campaigns gets its cores back on time. What is cut is resumed next run.
   const double late_s = std::max(0.0, elapsed() - o_.minutes * 60);
   const auto post_t0 = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(late_s));
   nlohmann::ordered_json ending{{"exploration_s", elapsed()}};
