@@ -14,6 +14,9 @@
 #              list (FLCE_MAIN_KNOWN, else every main-sS and ten-main campaign of this box's session;
 #              run one first) and corpus/expectations.json; the planted copies of `ten` get it too
 #   tenk-sS    10,000 eager cases of the 0.8.5 wheel (--max-cases 10000, 8 workers)
+#   guards     the dynamic-shape case that hung six of ten compiled lanes (scripts/cases/), one
+#              `flce run` on main as the host runs now, then one with the trace handler kept
+#              (FLCE_KEEP_TRACE_HANDLER=1: quiet() as before, torch 2.11 formatting every guard)
 # Everything lands in $OUT/session.tgz; the summary goes to stdout.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -60,7 +63,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in ten) need=360 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; esac
+  case $part in ten) need=360 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; esac
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
   stamp "$part"
@@ -85,6 +88,16 @@ for part in ${FLCE_PARTS:-short main-s31}; do
         2>"$S/importtime.txt"
       sort -t'|' -k2 -n -r "$S/importtime.txt" | head -40 >"$S/importtime-top.txt"
       head -15 "$S/importtime-top.txt"
+      ;;
+    guards)
+      for keep in 0 1; do
+        t0=$(date +%s.%N)
+        FLCE_KEEP_TRACE_HANDLER=$keep timeout "$((keep ? 90 : 130))" "$FLCE" run scripts/cases/liger-dynamic-bt16-guards.json \
+          --subject liger --subject-git "$REPO@main" >"$S/guards-keep$keep.log" 2>&1
+        rc=$?
+        echo "== guards keep=$keep: exit $rc wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s" \
+          "$(grep -iE 'outcome|verdict|ladder' "$S/guards-keep$keep.log" | head -4 | tr '\n' ' ' | cut -c1-400)"
+      done
       ;;
     short)
       "$FLCE" run corpus/cases/liger-fp32-default.json --subject liger --subject-git "$REPO@main" >/dev/null 2>&1  # exports main

@@ -181,10 +181,12 @@ elseif(PART STREQUAL "resume")
 elseif(PART STREQUAL "memo")
   # A subject that always fails at trace time (same-dtype accumulation through addmm.dtype_out):
   # two compiled workers walk each (graph, signature) ladder once in the whole campaign, and a
-  # family retires at its first repeat of a known failure.
+  # family retires at its first repeat of a known failure. The walks are the lane's here
+  # (--walk-ladders-in-lane), so later cases reuse them at once; part `deferred` checks the
+  # same sharing off the lane.
   set(D ${WORK}/run)
   campaign(--minutes 6 --max-cases 10 --out ${D} --subject model-dtype-out --lanes compiled=2 --seed 3 --family 4
-           --minimize-s 0 --quiet --candidates 1)  # the plain families, whose failures repeat
+           --minimize-s 0 --quiet --candidates 1 --walk-ladders-in-lane)  # the plain families, whose failures repeat
   file(READ ${D}/report.json rj)
   string(JSON nl LENGTH "${rj}" ladders)
   require("no shared ladder recorded" nl GREATER 0)
@@ -263,6 +265,22 @@ elseif(PART STREQUAL "deferred")
       require("in lane: the lane did not walk" LANE_LADDER_MS GREATER 0)
     endif()
   endforeach()
+  # A known signature's one walk per campaign is off the lane too (model-dtype-out: tier 2 at
+  # every trace): on the H200 a walk in the lane hung at its eager rung and held the compiled
+  # lane of six of ten campaigns for its whole --case-timeout.
+  set(D ${WORK}/known)
+  campaign(--minutes 5 --max-cases 6 --out ${D} --subject model-dtype-out --lanes compiled=1
+           --analysis-workers 1 --seed 3 --family 4 --candidates 1 --minimize-s 0 --grace-s 240 --quiet)
+  lane(${D} compiled)
+  file(READ ${D}/report.json rj)
+  string(JSON walked GET "${rj}" ladder_walks_deferred walked)
+  string(JSON any_walks ERROR_VARIABLE e GET "${rj}" ladders 0 walks)
+  string(JSON any_key ERROR_VARIABLE e GET "${rj}" ladders 0 key)
+  string(JSON nl LENGTH "${rj}" ladders)
+  message(STATUS "known: ${LANE_CASES} compiled cases, lane ladder ${LANE_LADDER_MS} ms, ladders ${nl} (${any_key} walked ${any_walks}), deferred walked ${walked}")
+  require("known: the lane walked (${LANE_LADDER_MS} ms of ladder)" LANE_LADDER_MS EQUAL 0)
+  require("known: want one ladder, *|tier2-lowering, walked once off the lane; got ${nl}: ${any_key} x${any_walks}, ${walked} walked"
+          nl EQUAL 1 AND any_key STREQUAL "*|tier2-lowering" AND any_walks EQUAL 1 AND walked EQUAL 1)
   # Wrong values walk off the lane too (model-bug-drop-chunk: every gradient of BT > 4 is
   # wrong at every rung): on the H200 a value failure's in-lane walk hung at aot_eager and held
   # a shared box's compiled lane for its whole --case-timeout.

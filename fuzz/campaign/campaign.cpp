@@ -47,6 +47,17 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
 
+// The campaign's ladder key of a compiled failure: a signature of judge/signatures.json breaks
+// at one stage whatever the graph ("*|<sig>", one walk per campaign); any other (a catch-all,
+// an unknown bucket, wrong values) per graph configuration ("<graph>|<sig>").
+std::string ladder_key(const std::string& graph, const nlohmann::json& report) {
+  bool known = false;
+  for (auto& o : report.value("oracles", nlohmann::json::array()))
+    if (o.value("oracle", "") == "compiled" && o.contains("signature"))
+      known = o["signature"].value("known", false) && !o["signature"].value("generic", false);
+  return (known ? std::string(kAnyGraph) : graph) + "|" + report.value("ladder_signature", "");
+}
+
 constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
 constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, not a case
 // Group commit: state.json and the journal are made durable at most this often (and at once
@@ -818,7 +829,7 @@ WorkerLaunch Campaign::own_launch(const char* kind) {
 }
 
 void Campaign::queue_walk(const Ticket& t, const nlohmann::json& report) {
-  const std::string key = t.graph + "|" + report.value("ladder_signature", "");
+  const std::string key = ladder_key(t.graph, report);
   if (auto it = st_.ladders.find(key); it != st_.ladders.end() && !it->second.ladder.empty()) return;
   walks_.push({key, t.case_json});
 }
@@ -960,11 +971,7 @@ void Campaign::learn_ladder(const Ticket& t, const nlohmann::json& report) {
   if (sig.empty()) return;
   ++st_.compile_failures[t.graph + "|" + sig];  // what retirement counts: sightings per graph
   if (ladder.empty() || report.value("ladder_deferred", false)) return;  // one rung so far (queue_walk)
-  bool known = false;  // a signature of judge/signatures.json: one ladder for the whole campaign
-  for (auto& o : report.value("oracles", nlohmann::json::array()))
-    if (o.value("oracle", "") == "compiled" && o.contains("signature"))
-      known = o["signature"].value("known", false) && !o["signature"].value("generic", false);
-  SharedLadder& l = st_.ladders[(known ? std::string(kAnyGraph) : t.graph) + "|" + sig];
+  SharedLadder& l = st_.ladders[ladder_key(t.graph, report)];
   LaneTotals& lane = st_.lanes[std::string(lane_name(Lane::COMPILED))];
   if (report.value("ladder_memoized", false)) {
     ++l.hits;
@@ -987,7 +994,10 @@ void Campaign::answer_ladder_query(Slot& s, const std::string& sig, bool known) 
     send_ladder_answer(s, {{"walk", false}, {"ladder", it->second.ladder}, {"first_failing_stage", it->second.first_failing_stage}});
     return;
   }
-  if (!known && !o_.walk_in_lane && analysis_workers() > 0) {  // an unknown one walks later, off the lane (queue_walk)
+  // Known or not, a first walk goes off the lane (queue_walk): on the H200 a walk in the lane
+  // of a dynamic-shape case hung at its eager rung and held the compiled lane of six of ten
+  // campaigns for its whole --case-timeout (120 of 300 s).
+  if (!o_.walk_in_lane && analysis_workers() > 0) {
     send_ladder_answer(s, {{"walk", false}, {"defer", true}});
     return;
   }

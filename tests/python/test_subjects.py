@@ -506,6 +506,40 @@ class Runner(unittest.TestCase):
         self.assertIs(sys.stderr, before)
 
 
+class Quiet(unittest.TestCase):
+    # As torch 2.11 behaves (before pytorch#181186): logging.disable() also holds back the trace
+    # log's first event, so its lazy handler never removes itself and every structured event
+    # formats its payload. In a fresh process: the handler is installed once per import.
+    SCRIPT = textwrap.dedent("""
+        import logging, sys
+        import torch
+        import torch._logging._internal as li
+        from torch._logging import trace_structured
+        from flce_subjects.quiet import quiet
+        li.trace_log.__dict__.pop("isEnabledFor", None)  # torch < 2.12: the global disable applies
+        made = []
+        with quiet():
+            trace_structured("artifact", metadata_fn=lambda: made.append(1) or {"name": "n", "encoding": "string"})
+        with quiet():
+            trace_structured("artifact", metadata_fn=lambda: made.append(2) or {"name": "n", "encoding": "string"})
+        print(len(li.trace_log.handlers), len(made))
+    """)
+
+    def handlers_and_payloads(self, keep):
+        env = {k: v for k, v in os.environ.items() if k not in ("TORCH_TRACE", "TORCH_COMPILE_DEBUG", "TORCH_DTRACE")}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        env["FLCE_KEEP_TRACE_HANDLER"] = "1" if keep else "0"
+        out = subprocess.run([sys.executable, "-c", self.SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return [int(v) for v in out.stdout.split()]
+
+    def test_the_trace_handler_goes_before_logging_is_disabled(self):
+        self.assertEqual(self.handlers_and_payloads(keep=False), [0, 0])  # no handler: no payload made
+
+    def test_without_it_every_event_formats_its_payload(self):
+        self.assertEqual(self.handlers_and_payloads(keep=True), [1, 2])  # what the H200 paid per guard
+
+
 class Paths(unittest.TestCase):
     def test_overload_tags(self):
         x = object()
