@@ -90,7 +90,7 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       head -15 "$S/importtime-top.txt"
       ;;
     guards)
-      for keep in 0 1; do
+      for keep in ${FLCE_GUARDS_KEEP:-0 1}; do
         t0=$(date +%s.%N)
         FLCE_KEEP_TRACE_HANDLER=$keep timeout "$((keep ? 90 : 130))" "$FLCE" run scripts/cases/liger-dynamic-bt16-guards.json \
           --subject liger --subject-git "$REPO@main" >"$S/guards-keep$keep.log" 2>&1

@@ -555,3 +555,21 @@ TEST(Known, APinOfATypedSignatureWithoutACauseTakesAnyCause) {
   EXPECT_FALSE(generic.entries[0].typed_signature);
   EXPECT_FALSE(known_with(generic, "fake-tensor-call@compiled", {"ce_weight"}));
 }
+
+TEST(Known, AKnownSignatureTakesTheStageItsPinGivesHere) {
+  TempDir d;
+  write_softcap_pin_case(d.p);
+  std::ofstream(d.p / "expectations.json")
+      << R"([{"case": "cases/sc.json", "subject": "liger", "expect": [)"
+         R"({"torch": ">=2.13", "device": "cuda", "outcome": "tier2-lowering@compiled:inductor"},)"
+         R"({"torch": ">=2.8,<2.13", "device": "cuda", "outcome": "tier1-decomposition@compiled:eager"}]}])";
+  const KnownList k = load_known({(d.p / "expectations.json").string()}, "liger");
+  const auto stage = known_stage(k, "tier1-decomposition", "2.11.0+cu130", true, "");
+  ASSERT_TRUE(stage);
+  EXPECT_EQ(stage->first, "eager");
+  EXPECT_NE(stage->second.find("expectations.json"), std::string::npos);
+  EXPECT_FALSE(known_stage(k, "tier1-decomposition", "2.13.0", true, ""));   // the pin is not for this torch
+  EXPECT_FALSE(known_stage(k, "tier1-decomposition", "2.11.0", false, ""));  // nor for CPU
+  EXPECT_FALSE(known_stage(k, "tier1", "2.11.0", true, ""));                 // a prefix is not the signature
+  EXPECT_EQ(known_stage(k, "tier2-lowering", "2.13.0", true, "")->first, "inductor");
+}

@@ -50,12 +50,15 @@ void on_stop_signal(int) { g_stop = 1; }
 // The campaign's ladder key of a compiled failure: a signature of judge/signatures.json breaks
 // at one stage whatever the graph ("*|<sig>", one walk per campaign); any other (a catch-all,
 // an unknown bucket, wrong values) per graph configuration ("<graph>|<sig>").
-std::string ladder_key(const std::string& graph, const nlohmann::json& report) {
+bool shares_ladder(const nlohmann::json& report) {
   bool known = false;
   for (auto& o : report.value("oracles", nlohmann::json::array()))
     if (o.value("oracle", "") == "compiled" && o.contains("signature"))
       known = o["signature"].value("known", false) && !o["signature"].value("generic", false);
-  return (known ? std::string(kAnyGraph) : graph) + "|" + report.value("ladder_signature", "");
+  return known;
+}
+std::string ladder_key(const std::string& graph, const nlohmann::json& report) {
+  return (shares_ladder(report) ? std::string(kAnyGraph) : graph) + "|" + report.value("ladder_signature", "");
 }
 
 constexpr double kStartupTimeoutS = 300;  // Python + torch import on a loaded machine
@@ -184,6 +187,7 @@ class Campaign {
   void learn_ladder(const Ticket& t, const nlohmann::json& report);
   // One walk per ladder key: the first worker to ask walks it, the others wait for its ladder.
   void answer_ladder_query(Slot& s, const std::string& sig, bool known);
+  std::string staged_as_known(const std::string& outcome, nlohmann::json& report) const;
   void release_walks(const Slot& s);  // the walker's case ended: its waiters get the ladder or walk
   void send_ladder_answer(Slot& s, const nlohmann::json& answer);
   std::map<std::string, Slot*> walking_;               // ladder key -> the slot walking it
@@ -623,7 +627,8 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
     answer_ladder_query(s, j["ladder_query"].get<std::string>(), j.value("known", false));
     return;
   }
-  const std::string outcome = j.value("outcome", "flce-error@protocol");
+  std::string outcome = j.value("outcome", "flce-error@protocol");
+  if (j.contains("report") && j["report"].value("ladder_deferred", false)) outcome = staged_as_known(outcome, j["report"]);
   std::string detail = j.value("error", "");
   if (j.contains("report"))
     for (auto& orc : j["report"].value("oracles", nlohmann::json::array())) {
@@ -982,6 +987,21 @@ void Campaign::learn_ladder(const Ticket& t, const nlohmann::json& report) {
     l.ladder = ladder;
     l.first_failing_stage = report.value("first_failing_stage", "");
   }
+}
+
+// A known signature whose walk waits off the lane: its outcome takes the stage the known list
+// gives it (known_stage), so that its sightings before and after the walk are one finding.
+std::string Campaign::staged_as_known(const std::string& outcome, nlohmann::json& report) const {
+  const std::string sig = report.value("ladder_signature", "");
+  const std::string head = sig + "@compiled:";
+  if (sig.empty() || outcome.rfind(head, 0) != 0 || !shares_ladder(report)) return outcome;
+  const std::string torch = st_.environment.is_object() ? st_.environment.value("torch", "") : "";
+  const auto stage = known_stage(known_, sig, torch, o_.cuda, report.value("subject_version", ""));
+  if (!stage || head + stage->first == outcome) return outcome;
+  report["first_failing_stage"] = stage->first;
+  report["first_failing_stage_from"] = stage->second;
+  report["outcome"] = head + stage->first;
+  return head + stage->first;
 }
 
 void Campaign::send_ladder_answer(Slot& s, const nlohmann::json& answer) {

@@ -168,4 +168,19 @@ const KnownEntry* match_known(const KnownList& known, const Finding& f, const st
   return nullptr;
 }
 
+std::optional<std::pair<std::string, std::string>> known_stage(const KnownList& known, const std::string& signature,
+                                                               const std::string& torch, bool cuda,
+                                                               const std::string& subject_version) {
+  const std::string head = signature + "@compiled:";
+  for (auto& e : known.entries) {
+    if (e.outcome.rfind(head, 0) != 0 || e.outcome.size() == head.size()) continue;
+    if (e.from_expectation) {
+      Expectation here{e.torch, e.device, e.subject_version, e.outcome, {}};
+      if (!expectation_here({here}, torch, cuda, subject_version)) continue;
+    }
+    return std::make_pair(e.outcome.substr(head.size()), e.source);
+  }
+  return std::nullopt;
+}
+
 }  // namespace flce

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fuzz/findings/cause.hpp"
@@ -59,5 +60,13 @@ KnownList load_known(const std::vector<std::string>& paths, const std::string& s
 // `subject_version` describe where the finding was made (expectations apply per torch and version).
 const KnownEntry* match_known(const KnownList& known, const Finding& f, const std::string& torch, bool cuda,
                               const std::string& subject_version);
+
+// The stage the list gives a trace-time signature ("<signature>@compiled:<stage>" of an entry
+// that applies here), if any: a compiled case whose ladder walk waits off the lane reports that
+// stage rather than its own backend's, so the known bug keeps its one name (on the H200 the
+// seed's tier 1 showed as a new `@compiled:inductor` finding beside the known `:eager` one).
+std::optional<std::pair<std::string, std::string>> known_stage(const KnownList& known, const std::string& signature,
+                                                               const std::string& torch, bool cuda,
+                                                               const std::string& subject_version);
 
 }  // namespace flce
