@@ -26,18 +26,39 @@ TEST(WalkQueue, ASignaturesFirstWalkGoesFirstEvenWhileAnalysesWait) {
   EXPECT_TRUE(q.empty());
 }
 
-TEST(WalkQueue, AWalkThatFoundNoStageLeavesItsSignatureUnwalked) {
+TEST(WalkQueue, ALostWalkLeavesItsSignatureUnwalked) {
   WalkQueue q;
   q.push({"g1|bucket-a", "{}"});
   q.push({"g2|bucket-a", "{}"});
   EXPECT_EQ(next_key(q, true), "g1|bucket-a");
   EXPECT_EQ(next_key(q, true), "");
-  q.done("g1|bucket-a", false);  // alone it passed (order-dependent), or the worker died
+  q.done("g1|bucket-a", WalkQueue::End::LOST);  // the walking worker died
   EXPECT_EQ(next_key(q, true), "g2|bucket-a");  // a first walk again
-  q.done("g2|bucket-a", true);
+  q.done("g2|bucket-a", WalkQueue::End::STAGE);
   EXPECT_TRUE(q.push({"g1|bucket-a", "{}"}));  // done: the key may be queued again
   EXPECT_EQ(next_key(q, true), "");             // bucket-a has its stage: analyses first
   EXPECT_EQ(WalkQueue::signature_of("ab12|tier1-decomposition"), "tier1-decomposition");
+}
+
+TEST(WalkQueue, AWalkWhoseCasePassedAloneGivesUpTheSignaturesTurn) {
+  WalkQueue q;
+  q.push({"g1|judge:loss:out-of-bounds", "{}"});
+  q.push({"g2|judge:loss:out-of-bounds", "{}"});
+  EXPECT_EQ(next_key(q, true), "g1|judge:loss:out-of-bounds");
+  q.done("g1|judge:loss:out-of-bounds", WalkQueue::End::PASSED_ALONE);  // order-dependent
+  EXPECT_EQ(next_key(q, true), "");  // the next graph's walk waits for the analyses
+  EXPECT_EQ(next_key(q, false), "g2|judge:loss:out-of-bounds");
+}
+
+TEST(WalkQueue, AKnownSignaturesWalkWaitsForTheAnalyses) {
+  WalkQueue q;
+  q.push({"*|inductor-triton-wrapper-decomp-assert", "{}"});
+  q.push({"g1|judge:loss:out-of-bounds", "{}"});
+  EXPECT_EQ(next_key(q, true), "g1|judge:loss:out-of-bounds");  // an unknown one names its stage first
+  EXPECT_EQ(next_key(q, true), "");                               // the known bug waits for the causes
+  EXPECT_EQ(next_key(q, false), "*|inductor-triton-wrapper-decomp-assert");
+  EXPECT_TRUE(WalkQueue::known("*|tier1-decomposition"));
+  EXPECT_FALSE(WalkQueue::known("ab12|tier1-decomposition"));
 }
 
 }  // namespace

@@ -866,13 +866,16 @@ void Campaign::start_walks(bool analyses_waiting) {
 
 // A deferred walk that ended: its ladder becomes the campaign's for the key, as a walk in the
 // lane would have (later cases of the graph reuse it); a walk that found no failing stage (the
-// case alone passes: an order-dependent failure) or died leaves the key unwalked.
+// case alone passes: an order-dependent failure) or died leaves the key unwalked, and only one
+// that died gives the signature's next walk a first walk's turn (WalkQueue::done).
 void Campaign::apply_walk(const AnalysisJob& job) {
   const nlohmann::json& rep = job.walk.report;
   const std::string stage = rep.is_object() ? rep.value("first_failing_stage", "") : "";
   nlohmann::json ladder = rep.is_object() ? rep.value("ladder", nlohmann::json::array()) : nlohmann::json::array();
   const bool found = !stage.empty() && !ladder.empty();
-  walks_.done(job.walk_key, found);
+  const bool alone_passed = job.walk.outcome == "pass";  // not a crash, timeout or lost worker
+  walks_.done(job.walk_key,
+              found ? WalkQueue::End::STAGE : alone_passed ? WalkQueue::End::PASSED_ALONE : WalkQueue::End::LOST);
   if (!found) return;
   SharedLadder& l = st_.ladders[job.walk_key];
   ++l.walks;

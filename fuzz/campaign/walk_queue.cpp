@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "fuzz/campaign/lanes.hpp"
+
 namespace flce {
 
 std::string WalkQueue::signature_of(const std::string& key) {
@@ -16,9 +18,12 @@ bool WalkQueue::push(DeferredWalk w) {
   return true;
 }
 
+bool WalkQueue::known(const std::string& key) { return key.rfind(std::string(kAnyGraph) + "|", 0) == 0; }
+
 std::optional<DeferredWalk> WalkQueue::next(bool analyses_waiting) {
-  auto it = std::find_if(queue_.begin(), queue_.end(),
-                         [&](const DeferredWalk& w) { return !signatures_.count(signature_of(w.key)); });
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const DeferredWalk& w) {
+    return !known(w.key) && !signatures_.count(signature_of(w.key));
+  });
   if (it == queue_.end()) {
     if (analyses_waiting || queue_.empty()) return std::nullopt;
     it = queue_.begin();
@@ -29,9 +34,9 @@ std::optional<DeferredWalk> WalkQueue::next(bool analyses_waiting) {
   return w;
 }
 
-void WalkQueue::done(const std::string& key, bool found) {
+void WalkQueue::done(const std::string& key, End end) {
   pending_.erase(key);
-  if (!found) signatures_.erase(signature_of(key));
+  if (end == End::LOST) signatures_.erase(signature_of(key));
 }
 
 }  // namespace flce

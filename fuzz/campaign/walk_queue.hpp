@@ -1,9 +1,11 @@
-// The backend-ladder walks a campaign defers off its lanes (unknown signatures: one walk per graph
-// configuration and signature), in the order the analysis workers take them. A signature's first
-// walk goes before every other, and may start while analyses wait: without it the finding names no
-// first failing stage, i.e. not which side (Dynamo, AOTAutograd, Inductor) breaks. On the H200 one
-// campaign queued 37 walks behind its analyses and ran 1; later walks of a signature already walked
-// wait until no analysis does.
+// The backend-ladder walks a campaign defers off its lanes (one walk per graph configuration and
+// signature; a known signature's one per campaign), in the order the analysis workers take them.
+// An unknown signature's first walk goes before every other, and may start while analyses wait:
+// without it the finding names no first failing stage, i.e. not which side (Dynamo, AOTAutograd,
+// Inductor) breaks. On the H200 one campaign queued 37 walks behind its analyses and ran 1. Later
+// walks of a signature wait until no analysis does, and so does a known signature's walk
+// ("*|<sig>"): the known list already names that bug and, where it pins one, its stage, while a
+// dynamic-shape walk can take minutes (pytorch#181735's, about 100 s on the H200).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -22,16 +24,22 @@ class WalkQueue {
  public:
   // false when the key is already queued or being walked.
   bool push(DeferredWalk w);
-  // The walk to start now, if any: a signature's first (queued order), else, when no analysis is
-  // waiting, the oldest.
+  // The walk to start now, if any: an unknown signature's first (queued order), else, when no
+  // analysis is waiting, the oldest.
   std::optional<DeferredWalk> next(bool analyses_waiting);
-  // A walk ended; `found` when it named a first failing stage (else the signature's next walk is
-  // a first walk again: the case alone passed, or the worker died).
-  void done(const std::string& key, bool found);
+  // How a walk ended: it named a first failing stage; every rung passed (the case alone does not
+  // fail: an order-dependent failure); or it was lost (the walking worker died, or was stopped).
+  enum class End { STAGE, PASSED_ALONE, LOST };
+  // A walk ended. Only a lost one makes the signature's next walk a first walk again: on the H200
+  // an order-dependent wrong loss, walked again as a first walk for graph after graph (each
+  // passing alone), held ten campaigns' one analysis worker for minutes, and no planted bug's
+  // cause was analyzed in three of four campaigns.
+  void done(const std::string& key, End end);
   bool empty() const { return queue_.empty(); }
   int64_t queued() const { return queued_; }
 
   static std::string signature_of(const std::string& key);
+  static bool known(const std::string& key);  // a known signature's one walk per campaign
 
  private:
   std::deque<DeferredWalk> queue_;
