@@ -268,8 +268,8 @@ elseif(PART STREQUAL "deferred")
   # A known signature's one walk per campaign is off the lane too, and the cases before it ends
   # take the stage the known list gives (findings/known.hpp, known_stage), so the bug keeps one
   # name. The plug-in's compiled graphs raise data-dependent-equal's text at every rung (first
-  # failing stage eager, not the lane's inductor). On the H200 a walk in the lane hung at its
-  # eager rung and held the compiled lane of six of ten campaigns for its whole --case-timeout,
+  # failing stage eager, not the lane's inductor). On the H200 a walk in the lane ran at its
+  # eager rung and held the compiled lane of seven of ten campaigns for its whole --case-timeout,
   # and deferred without the known stage the seed's tier 1 showed as a new `:inductor` finding.
   set(P ${WORK}/plugknown)
   file(WRITE ${P}/plugknown.py "import torch\nfrom flce_subjects import compiled_tap, model\n\n\n"

@@ -47,9 +47,7 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
 
-// The campaign's ladder key of a compiled failure: a signature of judge/signatures.json breaks
-// at one stage whatever the graph ("*|<sig>", one walk per campaign); any other (a catch-all,
-// an unknown bucket, wrong values) per graph configuration ("<graph>|<sig>").
+// A signature of judge/signatures.json (not a catch-all) breaks at one stage whatever the graph.
 bool shares_ladder(const nlohmann::json& report) {
   bool known = false;
   for (auto& o : report.value("oracles", nlohmann::json::array()))
@@ -57,6 +55,8 @@ bool shares_ladder(const nlohmann::json& report) {
       known = o["signature"].value("known", false) && !o["signature"].value("generic", false);
   return known;
 }
+// The campaign's ladder key of a compiled failure: "*|<sig>" for a known signature (one walk per
+// campaign), else "<graph>|<sig>" (an unknown bucket, a catch-all, wrong values: per graph).
 std::string ladder_key(const std::string& graph, const nlohmann::json& report) {
   return (shares_ladder(report) ? std::string(kAnyGraph) : graph) + "|" + report.value("ladder_signature", "");
 }
@@ -1017,9 +1017,9 @@ void Campaign::answer_ladder_query(Slot& s, const std::string& sig, bool known) 
     send_ladder_answer(s, {{"walk", false}, {"ladder", it->second.ladder}, {"first_failing_stage", it->second.first_failing_stage}});
     return;
   }
-  // Known or not, a first walk goes off the lane (queue_walk): on the H200 a walk in the lane
-  // of a dynamic-shape case hung at its eager rung and held the compiled lane of six of ten
-  // campaigns for its whole --case-timeout (120 of 300 s).
+  // Known or not, a first walk goes off the lane (queue_walk): on the H200 (seed 157) a known
+  // signature's walk in the lane of a dynamic-shape case ran at its eager rung for the whole
+  // --case-timeout (120 of 300 s) in seven of ten campaigns side by side.
   if (!o_.walk_in_lane && analysis_workers() > 0) {
     send_ladder_answer(s, {{"walk", false}, {"defer", true}});
     return;

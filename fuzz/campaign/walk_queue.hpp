@@ -31,9 +31,9 @@ class WalkQueue {
   // fail: an order-dependent failure); or it was lost (the walking worker died, or was stopped).
   enum class End { STAGE, PASSED_ALONE, LOST };
   // A walk ended. Only a lost one makes the signature's next walk a first walk again: on the H200
-  // an order-dependent wrong loss, walked again as a first walk for graph after graph (each
-  // passing alone), held ten campaigns' one analysis worker for minutes, and no planted bug's
-  // cause was analyzed in three of four campaigns.
+  // (seed 167) an order-dependent wrong loss was walked again as a first walk, ahead of the
+  // analyses, for graph after graph (each passing alone), and three of four planted bugs went
+  // without their cause.
   void done(const std::string& key, End end);
   bool empty() const { return queue_.empty(); }
   int64_t queued() const { return queued_; }
