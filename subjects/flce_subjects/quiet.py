@@ -20,8 +20,8 @@ def _settle_trace_log():
     TORCH_TRACE is unset; until then every structured event formats its payload (guards, FX
     graphs) for nobody. Before torch 2.12 (pytorch#181186) logging.disable() also kept that
     first event from the handler, so under quiet() it never went: on the H200 (torch 2.11) a
-    dynamic-shape Liger compile spent its whole 120 s case timeout printing sympy guards in
-    `_log_guard`. With TORCH_TRACE set, the event is one harmless artifact in the user's trace.
+    dynamic-shape Liger compile was still printing sympy guards in `_log_guard` when its 120 s
+    case timeout killed it. With TORCH_TRACE set, the event is one artifact in the user's trace.
     FLCE_KEEP_TRACE_HANDLER=1 skips this (to show the old behaviour).
     """
     global _settled
