@@ -1,6 +1,7 @@
 #include "oracles/subject_worker.hpp"
 #include "process/proc_tree.hpp"
 #include "process/stacks.hpp"
+#include "process/zygote.hpp"
 
 #include <unistd.h>
 
@@ -124,26 +125,47 @@ SubjectWorker::~SubjectWorker() {
   fs::remove_all(dir_, ec);
 }
 
-void SubjectWorker::start() {
-  if (access(opt_.python.c_str(), X_OK) != 0)
-    throw std::runtime_error(fmt::format("no Python interpreter at {}", opt_.python));
+ProcessSpec subject_host_spec(const std::string& python, const std::string& subjects_dir,
+                              const std::string& stacks_path, const std::function<const char*(const char*)>& getenv) {
   ProcessSpec spec;
-  spec.exe = opt_.python;
+  spec.exe = python.empty() ? default_python() : python;
   spec.args = {"-m", "flce_subjects.subprocess_worker"};
-  spec.unset = {"PYTHONHOME"};
-  const char* pp = std::getenv("PYTHONPATH");
-  spec.env = {"PYTHONPATH=" + opt_.subjects_dir + (pp && *pp ? std::string(":") + pp : ""), "PYTHONUNBUFFERED=1",
+  spec.unset = {"PYTHONHOME", kZygoteEnv};  // the host never asks a zygote itself
+  const char* pp = getenv("PYTHONPATH");
+  spec.env = {"PYTHONPATH=" + (subjects_dir.empty() ? std::string(FLCE_SUBJECTS_DIR) : subjects_dir) + (pp && *pp ? std::string(":") + pp : ""), "PYTHONUNBUFFERED=1",
               "PYTHONFAULTHANDLER=1"};  // a crash leaves its Python stack in the log
   // Inductor's compile pool costs more to start than it saves on flce's small graphs, and
   // the gate already runs two workers side by side (measured: 80 s vs 93 s, cold cache).
-  if (!std::getenv("TORCHINDUCTOR_COMPILE_THREADS")) spec.env.push_back("TORCHINDUCTOR_COMPILE_THREADS=1");
+  if (!getenv("TORCHINDUCTOR_COMPILE_THREADS")) spec.env.push_back("TORCHINDUCTOR_COMPILE_THREADS=1");
+  spec.env.push_back(std::string(kStacksFileEnv) + "=" + stacks_path);
+  return spec;
+}
+
+void SubjectWorker::start() {
+  if (access(opt_.python.c_str(), X_OK) != 0)
+    throw std::runtime_error(fmt::format("no Python interpreter at {}", opt_.python));
   // Where the host dumps its Python stacks when asked (process/stacks.hpp): a campaign names
   // one per worker slot; otherwise this worker's own folder.
   const char* sf = std::getenv(kStacksFileEnv);
   stacks_path_ = sf && *sf ? sf : dir_ + "/stacks.txt";
-  spec.env.push_back(std::string(kStacksFileEnv) + "=" + stacks_path_);
+  ProcessSpec spec = subject_host_spec(opt_.python, opt_.subjects_dir, stacks_path_, [](const char* k) { return std::getenv(k); });
   spec.log_path = log_path_;
   spec.append_log = true;
+  forked_ = false;
+  if (!opt_.zygote.empty()) {
+    std::string why;
+    // Long enough for the zygote's own import on a loaded box, shorter than a campaign's startup limit.
+    if (spawn_through_zygote(proc_, spec, opt_.zygote, 240, &why)) {
+      forked_ = true;
+      set_stack_forward_target(proc_.pid());
+      std::ofstream(adopted_host_file(stacks_path_), std::ios::trunc) << proc_.pid() << "\n";  // for a hang's report
+      return;
+    }
+    std::fprintf(stderr, "flce: worker %s: its subject host is spawned, not forked: %s\n", opt_.label.c_str(), why.c_str());
+    opt_.zygote.clear();  // it would answer the same again
+  }
+  std::error_code ec;
+  fs::remove(adopted_host_file(stacks_path_), ec);
   proc_.spawn(spec);
   set_stack_forward_target(proc_.pid());
 }
@@ -363,6 +385,7 @@ SubjectWorker& default_subject_worker() {
   static SubjectWorker w([] {
     WorkerOptions wo;
     wo.label = "subject process";
+    if (const char* z = std::getenv(kZygoteEnv)) wo.zygote = z;  // a campaign worker's
     return wo;
   }());
   return w;

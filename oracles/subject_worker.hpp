@@ -10,6 +10,7 @@
 // embedded interpreter read every C++ exception raised inside torch as null (BENCHMARKS.md,
 // "GPU box host"), so the embedded host was retired (ARCHITECTURE.md).
 #pragma once
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,6 +28,9 @@ struct WorkerOptions {
   std::string subjects_dir;  // put first on PYTHONPATH; empty: FLCE_SUBJECTS_DIR
   double timeout_s = 600;    // per request; past it the worker is killed (an error result)
   std::string label;         // names the worker in messages and its stderr log
+  // A campaign's zygote socket (process/zygote.hpp): the host is forked there when it can be,
+  // spawned otherwise. Empty: always spawned.
+  std::string zygote;
 };
 
 struct SubjectInfo {
@@ -42,6 +46,12 @@ struct SubjectCapabilities {
   std::vector<std::string> params, lacks;
   std::string callable, error;
 };
+
+// The subject host's program and environment, as the flce process whose environment `getenv`
+// reads would start it (a campaign builds its zygote's from a worker's environment this way).
+// Empty python or subjects_dir: the defaults (default_python(), flce's subjects/).
+ProcessSpec subject_host_spec(const std::string& python, const std::string& subjects_dir,
+                              const std::string& stacks_path, const std::function<const char*(const char*)>& getenv);
 
 // The interpreter subjects run in unless told otherwise: FLCE_SUBJECT_PYTHON when it names
 // one, else the venv flce was configured with.
@@ -69,6 +79,7 @@ class SubjectWorker : public SubjectRunner {
   // The stacks report of the last call given up on (process/stacks.hpp); "" if none.
   const std::string& last_stacks() const { return last_stacks_; }
   const WorkerOptions& options() const { return opt_; }
+  bool forked() const { return forked_; }  // the running host came from the zygote
 
  private:
   // Sends one request; nullopt with *why set when the worker died or timed out (it is then
@@ -85,6 +96,7 @@ class SubjectWorker : public SubjectRunner {
   std::unique_ptr<SharedFile> in_shm_, out_shm_;
   uint64_t seq_ = 0;
   std::optional<Environment> env_;
+  bool forked_ = false;
   std::string died_;  // how the child ended, when the last request saw it die ("SIGSEGV", "exit-3")
 };
 

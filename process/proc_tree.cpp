@@ -4,8 +4,10 @@
 
 #include <csignal>
 #include <fmt/format.h>
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -114,8 +116,8 @@ std::string thread_line(pid_t pid, const std::string& tid, int* blocked) {
   return line;
 }
 
-void describe(pid_t pid, int depth, const std::map<pid_t, std::vector<pid_t>>& kids, int max_procs, int* shown,
-              std::string* out) {
+void describe(pid_t pid, int depth, const std::map<pid_t, std::vector<pid_t>>& kids, const std::set<pid_t>& forked,
+              int max_procs, int* shown, std::string* out) {
   if (++*shown > max_procs) return;
   const std::string status = slurp(fmt::format("/proc/{}/status", pid));
   if (status.empty()) return;
@@ -133,11 +135,12 @@ void describe(pid_t pid, int depth, const std::map<pid_t, std::vector<pid_t>>& k
     if (threads[l]++ == 0) order.push_back(l);
     ++n;
   }
-  *out += fmt::format("{}pid {} `{}`: {} ({}), {}{}, {} thread{}\n", pad, pid, command_line(pid), s, state_words(s), sig,
-                      blocked ? fmt::format(" (blocked in {} of them)", blocked) : "", n, n == 1 ? "" : "s");
+  *out += fmt::format("{}pid {} `{}`{}: {} ({}), {}{}, {} thread{}\n", pad, pid, command_line(pid),
+                      forked.count(pid) ? " (its subject host, forked by the campaign's zygote)" : "", s, state_words(s),
+                      sig, blocked ? fmt::format(" (blocked in {} of them)", blocked) : "", n, n == 1 ? "" : "s");
   for (auto& l : order) *out += fmt::format("{}  {}x {}\n", pad, threads[l], l);
   if (auto it = kids.find(pid); it != kids.end())
-    for (pid_t k : it->second) describe(k, depth + 1, kids, max_procs, shown, out);
+    for (pid_t k : it->second) describe(k, depth + 1, kids, forked, max_procs, shown, out);
 }
 
 }  // namespace
@@ -166,7 +169,7 @@ std::string syscall_name(long nr) {
   return it == names.end() ? fmt::format("syscall #{}", nr) : it->second;
 }
 
-std::string process_tree_report(pid_t pid, int max_procs) {
+std::string process_tree_report(pid_t pid, int max_procs, const std::map<pid_t, pid_t>& adopted) {
   if (pid <= 0) return "";
   std::map<pid_t, std::vector<pid_t>> kids;
   for (auto& p : entries("/proc")) {
@@ -174,11 +177,29 @@ std::string process_tree_report(pid_t pid, int max_procs) {
     pid_t pp = 0;
     if (stat_fields(slurp("/proc/" + p + "/stat"), &st, &pp)) kids[pp].push_back(static_cast<pid_t>(std::stol(p)));
   }
+  std::set<pid_t> forked;
+  for (auto& [parent, child] : adopted)
+    if (child > 0 && std::find(kids[parent].begin(), kids[parent].end(), child) == kids[parent].end()) {
+      kids[parent].push_back(child);
+      forked.insert(child);
+    }
   std::string out;
   int shown = 0;
-  describe(pid, 0, kids, max_procs, &shown, &out);
+  describe(pid, 0, kids, forked, max_procs, &shown, &out);
   if (shown > max_procs) out += fmt::format("({} more processes not shown)\n", shown - max_procs);
   return out;
+}
+
+std::string adopted_host_file(const std::string& stacks_path) { return stacks_path + ".host"; }
+
+pid_t adopted_host(const std::string& stacks_path) {
+  const std::string text = trim(slurp(adopted_host_file(stacks_path)));
+  try {
+    const pid_t pid = text.empty() ? 0 : static_cast<pid_t>(std::stol(text));
+    return pid > 0 && ::kill(pid, 0) == 0 ? pid : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 }  // namespace flce

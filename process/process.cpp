@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,8 +21,6 @@ extern char** environ;
 
 namespace flce {
 
-namespace {
-
 std::vector<std::string> merged_environment(const std::vector<std::string>& extra, const std::vector<std::string>& unset) {
   std::map<std::string, std::string> env;
   for (char** e = environ; *e; ++e) {
@@ -35,8 +34,6 @@ std::vector<std::string> merged_environment(const std::vector<std::string>& extr
   for (auto& [k, kv] : env) out.push_back(kv);
   return out;
 }
-
-}  // namespace
 
 std::string signal_name(int sig) {
   switch (sig) {
@@ -65,9 +62,35 @@ Process::~Process() {
 }
 
 void Process::close_fds() {
-  if (in_ >= 0) ::close(in_);
-  if (out_ >= 0) ::close(out_);
-  in_ = out_ = -1;
+  for (int* fd : {&in_, &out_, &exit_fd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+void Process::adopt(pid_t pid, int in_fd, int out_fd, int exit_fd) {
+  std::signal(SIGPIPE, SIG_IGN);
+  close_fds();
+  pid_ = pid;
+  in_ = in_fd;
+  out_ = out_fd;
+  exit_fd_ = exit_fd;
+  ::fcntl(out_, F_SETFL, ::fcntl(out_, F_GETFL) | O_NONBLOCK);
+  buf_.clear();
+  ended_.clear();
+}
+
+std::string Process::adopted_exit(bool block) {
+  pollfd p{exit_fd_, POLLIN, 0};
+  // Blocking, still bounded: the forker reports within moments of the SIGKILL sent before.
+  if (::poll(&p, 1, block ? 30000 : 0) <= 0) return block ? "SIGKILL" : "";
+  char msg[512];
+  ssize_t n = ::recv(exit_fd_, msg, sizeof msg - 1, 0);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return block ? adopted_exit(true) : "";
+  if (n <= 0) return "SIGKILL";  // the forker is gone, and with it the child (its death signal)
+  msg[n] = '\0';
+  const char* e = std::strstr(msg, "\"exit\":");
+  return e ? describe_exit(std::atoi(e + 7)) : (block ? adopted_exit(true) : "");
 }
 
 void Process::spawn(const ProcessSpec& spec) {
@@ -189,6 +212,10 @@ std::string Process::wait_exit() {
 
 std::string Process::poll_exit() {
   if (!alive()) return ended_;
+  if (exit_fd_ >= 0) {
+    ended_ = adopted_exit(false);
+    return ended_.empty() ? "" : reap_blocking();
+  }
   siginfo_t si{};
   // WNOWAIT: the zombie keeps the process-group id reserved while the group is swept.
   if (::waitid(P_PID, static_cast<id_t>(pid_), &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) return "";
@@ -197,10 +224,14 @@ std::string Process::poll_exit() {
 
 std::string Process::reap_blocking() {
   ::kill(-pid_, SIGKILL);  // leftovers of the group (compile workers)
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  if (exit_fd_ >= 0) {
+    if (ended_.empty()) ended_ = adopted_exit(true);
+  } else {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    ended_ = describe_exit(status);
   }
-  ended_ = describe_exit(status);
   pid_ = -1;
   // What it wrote between the caller's last read and its exit (a last reply larger than the
   // pipe, say) stays readable through read_lines.

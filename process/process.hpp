@@ -29,6 +29,9 @@ class Process {
   ~Process();
 
   void spawn(const ProcessSpec& spec);  // throws std::runtime_error naming the program
+  // A child another process forked for us (process/zygote.hpp): it is not ours to wait for, so
+  // its exit comes as a message on `exit_fd` ({"exit": waitstatus}; EOF: lost with its parent).
+  void adopt(pid_t pid, int in_fd, int out_fd, int exit_fd);
   bool alive() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   int out_fd() const { return out_; }
@@ -55,13 +58,17 @@ class Process {
   std::string reap_blocking();
   bool drain();  // the pipe into buf_; false at EOF or closed
   void close_fds();
+  std::string adopted_exit(bool block);  // "" while it runs (block: wait for the message)
   pid_t pid_ = -1;
   int in_ = -1, out_ = -1;
+  int exit_fd_ = -1;  // an adopted child's: where its exit is reported
   std::string buf_;
   std::string ended_;
 };
 
 std::string signal_name(int sig);
+// The environment a child gets: this process's, `unset` removed, `extra` ("K=V") on top.
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra, const std::vector<std::string>& unset);
 // "SIGSEGV" for a signal, "exit-N" for an exit status (waitpid's encoding).
 std::string describe_exit(int status);
 

@@ -35,7 +35,8 @@ def starts_text(starts):
         ready = sorted(s.get("ready_s", 0) for s in mine)
         steps = sorted({k for s in mine for k in s.get("startup_ms", {})})
         med = " ".join(f"{k}={statistics.median(s['startup_ms'].get(k, 0) for s in mine):.0f}ms" for k in steps)
-        out.append(f"{lane} x{len(mine)} ready {ready[0]:.1f}-{ready[-1]:.1f} s ({med})")
+        forked = sum(s.get("host") == "forked" for s in mine)
+        out.append(f"{lane} x{len(mine)} ({forked} forked) ready {ready[0]:.1f}-{ready[-1]:.1f} s ({med})")
     return "; ".join(out)
 
 
@@ -60,6 +61,10 @@ def summary(d):
           f"deferred walks {r.get('ladder_walks_deferred')}, spare swaps {r.get('spare_swaps')}")
     if r.get("worker_starts"):
         print(f"   starts: {starts_text(r['worker_starts'])}")
+    if r.get("zygote"):
+        z = r["zygote"]
+        print(f"   zygote: ready at {z.get('ready_s')} s, preload {z.get('preload_ms')} ms, "
+              f"refusing {z.get('refusing')}{', ended ' + z['ended'] if z.get('ended') else ''}")
     if r.get("ending"):
         print("   ending: " + ", ".join(f"{k} {v:.1f}" for k, v in r["ending"].items()))
     for f in r.get("findings", []):

@@ -267,6 +267,18 @@ elseif(PART STREQUAL "isolation")
       file(READ ${D}/findings/${FINDING_ID}/worker.log wlog)
       require("${run}: the worker log lacks the Python fault trace" wlog MATCHES "Segmentation fault")
     endif()
+    # Every host, the restarted ones too, came from the campaign's zygote (process/zygote.hpp):
+    # the crash and the timeout above went through its exit reports, not waitpid.
+    file(READ ${D}/report.json rj)
+    string(JSON refusing TYPE "${rj}" zygote refusing)
+    require("${subject}: the zygote refused hosts" refusing STREQUAL "NULL")
+    string(JSON starts LENGTH "${rj}" worker_starts)
+    require("${subject}: ${starts} worker starts, want >= 2" starts GREATER_EQUAL 2)
+    math(EXPR last "${starts} - 1")
+    foreach(i RANGE ${last})
+      string(JSON host GET "${rj}" worker_starts ${i} host)
+      require("${subject}: worker start ${i}'s host was ${host}, not forked" host STREQUAL "forked")
+    endforeach()
   endforeach()
   # Issue #21: a campaign ends within --grace-s of its budget. A case still in flight when the
   # budget runs out (here one that never returns, --case-timeout far away) is killed and counted
@@ -302,20 +314,21 @@ elseif(PART STREQUAL "isolation")
   # A campaign's families are fixed: resuming with another --family is refused, named.
   campaign(2 --minutes 3 --out ${D} --subject poison_subject:flce --subject-path ${WORK}/plug --family 4 --quiet)
   require("--family change not named" ERR MATCHES "--family 4: .* holds a campaign with --family 8")
-  # Neither the campaign nor its workers start Python or torch: each worker's subject host
-  # (a child Python of the worker) imports it. Each worker runs in its own process group (a
-  # timeout kills its subject host and compile workers too) under the memory limit, which its
-  # subject host inherits.
+  # Neither the campaign nor its workers start Python or torch: the campaign's zygote (a child
+  # Python) imports it once and forks each worker's subject host (process/zygote.hpp), which
+  # the worker notes next to its stacks file. Each worker, and each host, runs in its own
+  # process group (a timeout kills the host and its compile workers too) under the memory
+  # limit, which the worker passes to the host it asks for.
   execute_process(COMMAND sh -c "'${FLCE}' campaign --minutes 1 --max-cases 1 --out ${WORK}/probe --subject hang --workers 1 --case-timeout 8 --worker-mem-gib 4 --quiet --minimize-s 0 </dev/null >${WORK}/probe.log 2>&1 & echo $!"
                   OUTPUT_VARIABLE BG_PID OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(checked FALSE)
   foreach(i RANGE 120)
     execute_process(COMMAND ${CMAKE_COMMAND} -E sleep 0.25)
-    execute_process(COMMAND pgrep -P ${BG_PID} OUTPUT_VARIABLE wpid OUTPUT_STRIP_TRAILING_WHITESPACE)
-    if(NOT wpid)
+    execute_process(COMMAND pgrep -P ${BG_PID} -f " worker " OUTPUT_VARIABLE wpid OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT wpid OR NOT EXISTS ${WORK}/probe/workers/worker-0.stacks.host)
       continue()
     endif()
-    execute_process(COMMAND pgrep -P ${wpid} OUTPUT_VARIABLE hpid OUTPUT_STRIP_TRAILING_WHITESPACE)
+    file(STRINGS ${WORK}/probe/workers/worker-0.stacks.host hpid)
     if(hpid AND EXISTS /proc/${hpid}/maps)
       file(READ /proc/${hpid}/maps hmaps)
       if(hmaps MATCHES "torch/_C[.]cpython")
@@ -326,6 +339,9 @@ elseif(PART STREQUAL "isolation")
         file(READ /proc/${wpid}/stat wstat)
         string(REGEX MATCH "^[0-9]+ [(][^)]*[)] . [0-9]+ ([0-9]+)" m "${wstat}")
         require("worker ${wpid} not its own process group (${CMAKE_MATCH_1})" CMAKE_MATCH_1 EQUAL wpid)
+        file(READ /proc/${hpid}/stat hstat)
+        string(REGEX MATCH "^[0-9]+ [(][^)]*[)] . [0-9]+ ([0-9]+)" m "${hstat}")
+        require("host ${hpid} not its own process group (${CMAKE_MATCH_1})" CMAKE_MATCH_1 EQUAL hpid)
         foreach(p ${wpid} ${hpid})
           file(STRINGS /proc/${p}/limits lim REGEX "Max data size")
           require("memory limit not set on ${p}: ${lim}" lim MATCHES "4294967296 +4294967296")

@@ -40,7 +40,8 @@ if(PART STREQUAL "deaf")
       "No Python stacks: the subject host did not answer"
       "The kernel's view \\(/proc\\)"
       "pid [0-9]+ `[^`]*flce worker[^`]*`: [SR]"  # the campaign's worker: R while it forwards the signal (CI run 13)
-      "\n  pid [0-9]+ `[^`]*-m flce_subjects\\.subprocess_worker`: S \\(sleeping\\), SIGUSR1 ignored"  # why no answer
+      # why no answer: the host the campaign's zygote forked for the worker, shown under it
+      "\n  pid [0-9]+ `[^`]*-m flce_subjects\\.zygote [^`]*` \\(its subject host, forked by the campaign's zygote\\): S \\(sleeping\\), SIGUSR1 ignored"
       "\n    pid [0-9]+ `sleep 25`: S"                              # what the host waits for
       "x S in (clock_nanosleep|nanosleep)")
     if(NOT s MATCHES "${want}")
@@ -56,7 +57,7 @@ foreach(want
     "\\[flce\\] +File \"[^\"]*flce_subjects/subprocess_worker\\.py\", line [0-9]+ in main"  # tagged as flce's
     "Thread 0x[0-9a-f]+|Current thread 0x[0-9a-f]+"
     "The kernel's view \\(/proc\\)"
-    "-m flce_subjects\\.subprocess_worker`: S \\(sleeping\\), SIGUSR1 caught")
+    "-m flce_subjects\\.zygote [^`]*` \\(its subject host, forked by the campaign's zygote\\): S \\(sleeping\\), SIGUSR1 caught")
   if(NOT s MATCHES "${want}")
     message(FATAL_ERROR "stacks.txt lacks /${want}/")
   endif()

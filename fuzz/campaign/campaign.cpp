@@ -29,6 +29,7 @@
 #include "fuzz/campaign/coverage_guide.hpp"
 #include "fuzz/campaign/finding_book.hpp"
 #include "fuzz/campaign/walk_queue.hpp"
+#include "process/zygote.hpp"
 #include "case/case.hpp"
 #include "case/memory.hpp"
 #include "judge/signature.hpp"
@@ -304,6 +305,13 @@ class Campaign {
   bool finishing_ = false;  // exploration is over: queued analyses run whatever the subject did
   std::string pending_stacks_;  // i15b: stacks.txt of the timeout being recorded
   bool tty_ = false;
+  // The subject-host zygote (process/zygote.hpp): one import for every host the campaign starts.
+  void start_zygote();
+  void poll_zygote();
+  void stop_zygote();
+  Process zygote_;
+  std::string zygote_socket_;
+  nlohmann::json zygote_info_;  // null: none; else its preload time, readiness, and what it refuses
 };
 
 void Campaign::open_dir() {
@@ -612,7 +620,8 @@ void Campaign::handle_line(Slot& s, const std::string& line) {
     if (first_ready_s_ < 0) first_ready_s_ = at;
     if (worker_starts_.size() < kWorkerStartsKept)  // restarts too, up to a bound: where start-up time goes
       worker_starts_.push_back({{"lane", std::string(lane_name(s.lane))}, {"ready_s", std::round(at * 1000) / 1000},
-                                {"startup_ms", j.value("startup_ms", nlohmann::json::object())}});
+                                {"startup_ms", j.value("startup_ms", nlohmann::json::object())},
+                                {"host", j.value("host", "spawned")}});
     s.st = Slot::IDLE;
     startup_failures_ = 0;
     return;
@@ -1148,6 +1157,46 @@ void Campaign::progress(bool force) {
   std::fflush(stderr);
 }
 
+// FLCE_ZYGOTE=0: every subject host is spawned and imports for itself, as before the zygote.
+void Campaign::start_zygote() {
+  if (const char* z = std::getenv("FLCE_ZYGOTE"); z && std::string(z) == "0") return;
+  const std::string socket = new_zygote_socket_path();
+  if (socket.empty()) return;
+  WorkerLaunch l = launch_;
+  l.log_path = (dir_ / "workers" / "zygote.log").string();
+  try {
+    zygote_.spawn(zygote_spec(l, socket, (dir_ / "workers" / "zygote.stacks").string()));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "campaign: no zygote (%s): each subject host imports for itself\n", e.what());
+    return;
+  }
+  zygote_socket_ = launch_.zygote = socket;
+  zygote_info_ = {{"ready_s", nullptr}};
+}
+
+void Campaign::poll_zygote() {
+  if (!zygote_.alive()) return;
+  std::vector<std::string> lines;
+  zygote_.read_lines(lines);
+  for (auto& l : lines) {
+    auto j = nlohmann::json::parse(l, nullptr, false);
+    if (!j.is_object() || j.value("zygote", "") != "ready") continue;
+    zygote_info_["ready_s"] = std::round(elapsed() * 1000) / 1000;
+    zygote_info_["preload_ms"] = j.value("preload_ms", 0.0);
+    zygote_info_["refusing"] = j.value("refusing", nlohmann::json());
+  }
+  // A zygote that died only costs speed: its hosts' owners see their hosts die, the next are spawned.
+  if (std::string how = zygote_.poll_exit(); !how.empty()) zygote_info_["ended"] = how;
+}
+
+void Campaign::stop_zygote() {
+  if (zygote_socket_.empty()) return;
+  poll_zygote();
+  if (zygote_.alive()) zygote_.stop(2.0);  // EOF on its stdin; what it forked and still runs dies with it
+  std::error_code ec;
+  fs::remove_all(fs::path(zygote_socket_).parent_path(), ec);
+}
+
 CampaignResult Campaign::run() {
   open_dir();
   load_state();
@@ -1182,6 +1231,7 @@ CampaignResult Campaign::run() {
     st_.lanes[std::string(lane_name(p.lane))].workers = p.workers;
     for (int i = 0; i < p.workers && budget_left(); ++i) slots_.emplace_back().lane = p.lane;
   }
+  if (!slots_.empty()) start_zygote();
   for (size_t i = 0; i < slots_.size(); ++i) {
     slots_[i].log = (dir_ / "workers" / fmt::format("worker-{}.log", i)).string();
     slots_[i].stacks = (dir_ / "workers" / fmt::format("worker-{}.stacks", i)).string();
@@ -1269,7 +1319,8 @@ CampaignResult Campaign::run() {
         pending_stacks_ = stacks_report(
             fmt::format("stage {} (the step the worker announced last), case {}, killed after --case-timeout {} s",
                         s.stage, s.t.key, o_.case_timeout_s),
-            request_stacks(s.proc->pid(), s.stacks), process_tree_report(s.proc->pid()));
+            request_stacks(s.proc->pid(), s.stacks),
+            process_tree_report(s.proc->pid(), 16, {{s.proc->pid(), adopted_host(s.stacks)}}));
         s.proc->kill();
         const std::string outcome = "timeout@" + s.stage;
         nlohmann::json rep{{"outcome", outcome}, {"stage", s.stage}, {"case_key", s.t.key},
@@ -1286,6 +1337,7 @@ CampaignResult Campaign::run() {
       }
     }
     poll_spare(go);
+    poll_zygote();
     if (!pending_journal_.empty()) commit_due();
     progress(false);
   }
@@ -1345,6 +1397,7 @@ CampaignResult Campaign::run() {
   }
   post_done = true;
   watchdog.join();
+  stop_zygote();
   ending["shrink_s"] = elapsed();
   for (auto& f : st_.findings) write_finding_json(f);
 
@@ -1353,6 +1406,7 @@ CampaignResult Campaign::run() {
   rs.graphs_this_run = graphs_this_run_;
   rs.first_ready_s = first_ready_s_;
   rs.worker_starts = worker_starts_;
+  rs.zygote = zygote_info_;
   rs.analyses = analyses_run_;
   rs.neighbours_dropped = neighbours_dropped_;
   rs.walks_deferred = walks_.queued();

@@ -389,6 +389,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["graphs_per_min_after_ready"] = graphs_per_min_ready(rs);
   j["first_ready_s"] = rs.first_ready_s;
   j["worker_starts"] = rs.worker_starts;
+  j["zygote"] = rs.zygote;
   j["analyses"] = rs.analyses;
   j["neighbours_dropped"] = rs.neighbours_dropped;
   j["ladder_walks_deferred"] = {{"queued", rs.walks_deferred}, {"walked", rs.walks_deferred_done}};

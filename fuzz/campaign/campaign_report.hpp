@@ -14,7 +14,8 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   int64_t cases_this_run = 0, max_cases = -1;
   int64_t graphs_this_run = 0;  // new graph configurations (CampaignState::graphs)
   double first_ready_s = -1;    // the first worker's start-up (time to first finding includes it)
-  nlohmann::json worker_starts = nlohmann::json::array();  // per worker start: lane, ready_s, startup_ms per step
+  nlohmann::json worker_starts = nlohmann::json::array();  // per worker start: lane, ready_s, startup_ms per step, host
+  nlohmann::json zygote;  // the subject-host zygote: ready_s, preload_ms, refusing (null: none ran)
   std::map<std::string, int> analyses;  // analyses run on an analysis worker ("own") or a lent slot ("lent")
   int64_t neighbours_dropped = 0;       // neighbours of known findings, not run
   int64_t walks_deferred = 0, walks_deferred_done = 0;  // ladder walks left to analysis workers, and walked

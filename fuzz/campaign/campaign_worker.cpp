@@ -119,12 +119,13 @@ int serve_worker(const CampaignWorkerOptions& o) {
     }
     nlohmann::json env = nlohmann::json::parse(host.environment().to_json());
     startup["environment"] = since();  // the CUDA context
-    emit({{"ready", true}, {"environment", env}, {"capabilities", cj}, {"startup_ms", startup}});
+    emit({{"ready", true}, {"environment", env}, {"capabilities", cj}, {"startup_ms", startup},
+          {"host", host.forked() ? "forked" : "spawned"}});
   }
   // A differential campaign's baseline: a subject host of its own (one process cannot hold two
   // trees of a package), fed the same case, judged the same way.
   std::unique_ptr<SubjectWorker> baseline;
-  if (!o.baseline.empty()) baseline = std::make_unique<SubjectWorker>(WorkerOptions{"", "", 600, "baseline"});
+  if (!o.baseline.empty()) baseline = std::make_unique<SubjectWorker>(WorkerOptions{"", "", 600, "baseline", ""});
   LadderMemo baseline_memo;
   LadderMemo memo;  // this process's: its compiled functions are the ones the ladder would reuse
   CallHistory history;  // what this process ran: a finding carries the calls before it

@@ -1,6 +1,8 @@
 #include "fuzz/findings/worker_client.hpp"
 
+#include "oracles/subject_worker.hpp"
 #include "process/bytecode_cache.hpp"
+#include "process/zygote.hpp"
 
 #include <poll.h>
 #include <sched.h>
@@ -9,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -89,8 +92,27 @@ ProcessSpec worker_spec(const WorkerLaunch& l) {
   // ten campaigns of two workers on 16 cores would start 320 compile processes.
   if (!std::getenv("TORCHINDUCTOR_COMPILE_THREADS"))
     w.env.push_back(fmt::format("TORCHINDUCTOR_COMPILE_THREADS={}", threads));
+  if (!l.zygote.empty()) w.env.push_back(std::string(kZygoteEnv) + "=" + l.zygote);
   w.log_path = l.log_path;
   return w;
+}
+
+ProcessSpec zygote_spec(const WorkerLaunch& l, const std::string& socket_path, const std::string& stacks_path) {
+  WorkerLaunch plain = l;
+  plain.zygote.clear();
+  plain.gpu.clear();  // a host's own GPU is read at its first CUDA call, after the fork
+  const ProcessSpec worker = worker_spec(plain);
+  // The worker's environment, staged as the host would inherit it: subject_host_spec reads it.
+  std::map<std::string, std::string> staged;
+  for (auto& kv : merged_environment(worker.env, worker.unset)) staged[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  ProcessSpec z = subject_host_spec("", "", stacks_path, [&](const char* k) -> const char* {
+    auto it = staged.find(k);
+    return it == staged.end() ? nullptr : it->second.c_str();
+  });
+  z.env.insert(z.env.begin(), worker.env.begin(), worker.env.end());  // the host's own entries win
+  z.args = {"-m", "flce_subjects.zygote", socket_path, l.subject, l.subject_path};
+  z.log_path = l.log_path;
+  return z;
 }
 
 WorkerClient::WorkerClient(WorkerLaunch launch, double case_timeout_s, volatile std::sig_atomic_t* stop)

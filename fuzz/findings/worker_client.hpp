@@ -28,8 +28,14 @@ struct WorkerLaunch {
   // Triton's box layer under cache_dir's (subjects/flce_subjects/triton_box_cache.py): a kernel
   // any campaign on this box compiled is a hit; "": none.
   std::string triton_box;
+  std::string zygote;  // the campaign's zygote socket (process/zygote.hpp); "": hosts are spawned
 };
 ProcessSpec worker_spec(const WorkerLaunch& w);
+
+// The campaign's subject-host zygote (subjects/flce_subjects/zygote.py) for `w`'s subject: the
+// interpreter and environment a worker's subject host gets (worker_spec's, then
+// subject_host_spec's over it), so that a host forked there matches one spawned.
+ProcessSpec zygote_spec(const WorkerLaunch& w, const std::string& socket_path, const std::string& stacks_path);
 
 // Where a campaign's Triton box layer lives: FLCE_TRITON_BOX_CACHE ("off": none), else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/flce/triton.

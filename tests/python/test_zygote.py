@@ -1,0 +1,146 @@
+"""The subject-host zygote: `python -m flce_subjects.zygote SOCKET SUBJECT`, as a campaign starts it.
+
+A host forked there must answer like a spawned one, in its own process group, its exit reported
+with its signal; the zygote refuses what a fork could not give exactly (process/zygote.hpp is
+the C++ side; the campaign tests run every host through it).
+"""
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import support
+
+REPLY_TIMEOUT_S = 120
+HOST_ARGS = ["-m", "flce_subjects.subprocess_worker"]
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=support.SUBJECTS, PYTHONUNBUFFERED="1")
+
+
+class Zygote:
+    def __init__(self, subject="model"):
+        self.dir = tempfile.mkdtemp(prefix="flce-zygote-test-")
+        self.socket = os.path.join(self.dir, "socket")
+        self.log = open(os.path.join(self.dir, "zygote.log"), "w")  # noqa: SIM115 -- closed in close()
+        self.env = _env()
+        self.proc = subprocess.Popen([sys.executable, "-m", "flce_subjects.zygote", self.socket, subject],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     env=self.env)
+        ready, _, _ = select.select([self.proc.stdout], [], [], REPLY_TIMEOUT_S)
+        assert ready, "the zygote did not report its preload"
+        self.ready = json.loads(self.proc.stdout.readline())
+
+    def ask(self, env=None, exe=None, args=None):
+        """A host's request as process/zygote.cpp sends it: the connection, and the host's pipes."""
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        conn.connect(self.socket)
+        host_in, to_host = os.pipe()
+        from_host, host_out = os.pipe()
+        log = os.open(os.path.join(self.dir, "host.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        req = {"exe": exe or sys.executable, "args": args or HOST_ARGS, "env": env or self.env, "cwd": self.dir,
+               "rlimit_data": 0}
+        socket.send_fds(conn, [json.dumps(req).encode()], [host_in, host_out, log])
+        for fd in (host_in, host_out, log):
+            os.close(fd)
+        ready, _, _ = select.select([conn], [], [], REPLY_TIMEOUT_S)
+        assert ready, "no answer from the zygote"
+        return Host(conn, json.loads(conn.recv(4096)), to_host, from_host)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.log.close()
+
+
+class Host:
+    def __init__(self, conn, answer, to_host, from_host):
+        self.conn, self.answer = conn, answer
+        self.to_host = os.fdopen(to_host, "w", buffering=1)
+        self.from_host = os.fdopen(from_host)
+        self.pid = answer.get("pid")
+
+    def ask(self, request):
+        self.to_host.write(json.dumps(request) + "\n")
+        ready, _, _ = select.select([self.from_host], [], [], REPLY_TIMEOUT_S)
+        assert ready, "no reply from the host"
+        return json.loads(self.from_host.readline())
+
+    def exit_status(self):
+        ready, _, _ = select.select([self.conn], [], [], 30)
+        assert ready, "the zygote did not report the host's exit"
+        return json.loads(self.conn.recv(4096))["exit"]
+
+
+class ZygoteTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.zygote = Zygote()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.zygote.close()
+
+    def test_preload_leaves_nothing_to_refuse(self):
+        self.assertEqual(self.zygote.ready["zygote"], "ready")
+        self.assertIsNone(self.zygote.ready["refusing"])
+
+    def test_a_forked_host_answers_in_its_own_group_and_exits_cleanly(self):
+        host = self.zygote.ask(env=dict(self.zygote.env, FLCE_STACKS_FILE="/tmp/x.stacks"))  # a lazy variable
+        self.assertIn("pid", host.answer, host.answer)
+        self.assertEqual(os.getpgid(host.pid), host.pid)
+        self.assertNotEqual(host.pid, self.zygote.proc.pid)
+        self.assertEqual(host.ask({"op": "describe", "subject": "model"})["flce"], True)
+        self.assertEqual(host.ask({"op": "environment"})["torch"].split("+")[0][:1], "2")
+        host.to_host.close()  # EOF: the host's loop ends
+        status = host.exit_status()
+        self.assertTrue(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status)
+
+    def test_a_host_killed_by_a_signal_is_reported_with_it(self):
+        host = self.zygote.ask()
+        self.assertEqual(host.ask({"op": "describe", "subject": "model"})["flce"], True)
+        os.kill(host.pid, signal.SIGSEGV)
+        status = host.exit_status()
+        self.assertTrue(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV, status)
+
+    def test_a_host_whose_owner_leaves_is_killed(self):
+        host = self.zygote.ask()
+        pid = host.pid
+        host.conn.close()  # its flce worker died
+        deadline = time.time() + 20
+        while time.time() < deadline and os.path.exists(f"/proc/{pid}"):
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists(f"/proc/{pid}"), "the host outlived its owner")
+
+    def test_refuses_an_environment_that_an_import_reads(self):
+        host = self.zygote.ask(env=dict(self.zygote.env, OMP_NUM_THREADS="7"))
+        self.assertNotIn("pid", host.answer)
+        self.assertIn("OMP_NUM_THREADS", host.answer["refused"])
+
+    def test_refuses_another_interpreter_or_program(self):
+        other = self.zygote.ask(exe="/usr/bin/python3-other")
+        self.assertIn("interpreter", other.answer["refused"])
+        prog = self.zygote.ask(args=["-m", "flce_subjects.zygote"])
+        self.assertIn("program", prog.answer["refused"])
+
+
+class RefusingZygoteTest(unittest.TestCase):
+    def test_a_subject_that_does_not_load_is_refused_not_forked(self):
+        z = Zygote(subject="no_such_module_for_flce:flce")
+        try:
+            self.assertIn("does not load", z.ready["refusing"] or "")
+            host = z.ask()
+            self.assertIn("does not load", host.answer["refused"])
+        finally:
+            z.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
