@@ -63,7 +63,7 @@ def summary(d):
         print(f"   starts: {starts_text(r['worker_starts'])}")
     if r.get("zygote"):
         z = r["zygote"]
-        print(f"   zygote: ready at {z.get('ready_s')} s, preload {z.get('preload_ms')} ms, "
+        print(f"   zygote: ready at {z.get('ready_s')} s, preload {z.get('preload_ms')} ms {z.get('phases_ms')}, "
               f"refusing {z.get('refusing')}{', ended ' + z['ended'] if z.get('ended') else ''}")
     if r.get("ending"):
         print("   ending: " + ", ".join(f"{k} {v:.1f}" for k, v in r["ending"].items()))

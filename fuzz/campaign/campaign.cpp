@@ -1183,6 +1183,7 @@ void Campaign::poll_zygote() {
     if (!j.is_object() || j.value("zygote", "") != "ready") continue;
     zygote_info_["ready_s"] = std::round(elapsed() * 1000) / 1000;
     zygote_info_["preload_ms"] = j.value("preload_ms", 0.0);
+    zygote_info_["phases_ms"] = j.value("phases_ms", nlohmann::json::object());
     zygote_info_["refusing"] = j.value("refusing", nlohmann::json());
   }
   // A zygote that died only costs speed: its hosts' owners see their hosts die, the next are spawned.

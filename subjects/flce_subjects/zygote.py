@@ -16,7 +16,7 @@ A closed connection kills the host's process group (its flce worker died). The z
 whatever a fork could not give exactly as exec would: another interpreter, another program,
 an environment that differs in a variable read at import (only _LAZY_ENV may differ), a CUDA
 context or Python threads after the preload. The caller then spawns the host as before.
-One JSON line on stdout once the preload ended: {"zygote": "ready", "preload_ms", "refusing"}.
+One JSON line on stdout once the preload ended: {"zygote": "ready", "preload_ms", "phases_ms", "refusing"}.
 """
 import json
 import os
@@ -42,19 +42,30 @@ _LAZY_ENV = frozenset(
 _HOST_ARGS = ["-m", "flce_subjects.subprocess_worker"]
 
 
-def _preload(subject, subject_path):
-    """What a host's first calls (describe, capabilities) import; None, or why forks are refused."""
+def _preload(subject, subject_path, phases):
+    """What a host's first calls (describe, capabilities) import; None, or why forks are refused.
+    `phases` gets the ms of each step (where a campaign's time to its first case goes)."""
     os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # is_available() at import: NVML, no cuInit
+    t = time.perf_counter()
+
+    def lap(name):
+        nonlocal t
+        now = time.perf_counter()
+        phases[name] = round((now - t) * 1e3)
+        t = now
+
     try:
+        import torch
+
+        lap("torch")  # timed apart from the subject's own import
         from . import host_api, subprocess_worker
 
         info = subprocess_worker._describe({"subject": subject, "subject_path": subject_path})
+        lap("subject")
         if "error" in info:
             return f"the subject does not load here: {info['error']}"
         host_api.capabilities(subject, subject_path)
         import threading
-
-        import torch
 
         if torch.cuda.is_initialized():
             return "the preload initialized CUDA: a forked host could not use it"
@@ -64,16 +75,17 @@ def _preload(subject, subject_path):
         return f"preload failed: {type(e).__name__}: {e}"
     finally:
         os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
-    return _probe_cuda()
+    why = _probe_cuda()
+    lap("cuda_probe")
+    return why
 
 
 def _probe_cuda():
-    """On a GPU box, one forked child must reach CUDA, or no host would (the driver initialized here)."""
-    try:
-        if not os.listdir("/proc/driver/nvidia/gpus"):
+    """Where the preload mapped the CUDA driver, one forked child must reach CUDA, or no host
+    would (a driver initialized before a fork is unusable after it). Not mapped: never initialized."""
+    with open("/proc/self/maps") as f:
+        if "libcuda.so" not in f.read():
             return None
-    except OSError:
-        return None
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -266,13 +278,11 @@ def main():
     try:
         # Bound first: hosts asked for during the preload wait in the backlog, not in a spawn.
         zygote = _Zygote(sock_path, base_env, channel)
-        zygote.refusing = _preload(subject, subject_path)
-        channel.write(
-            json.dumps(
-                {"zygote": "ready", "preload_ms": round((time.perf_counter() - t0) * 1e3), "refusing": zygote.refusing}
-            )
-            + "\n"
-        )
+        phases = {}
+        zygote.refusing = _preload(subject, subject_path, phases)
+        ready = {"zygote": "ready", "preload_ms": round((time.perf_counter() - t0) * 1e3), "phases_ms": phases,
+                 "refusing": zygote.refusing}
+        channel.write(json.dumps(ready) + "\n")
         zygote.serve()
     finally:
         if zygote is not None:
