@@ -1,10 +1,10 @@
 # Campaign lanes (fuzz/campaign/lanes.hpp): the eager lane never compiles and outruns the compiled one; a
 # two-lane campaign resumes exactly; compiled workers share ladders and families retire at the
-# first repeat. Included from tests/CMakeLists.txt it registers the tests; run with -P -DPART=<name>
-# it is the test itself.
+# first repeat; dynamic-shape cases hold at most their share of the compiled lane. Included from
+# tests/CMakeLists.txt it registers the tests; run with -P -DPART=<name> it is the test itself.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(part eager resume memo deferred spare)
-    add_test(NAME campaign_lanes_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
+  foreach(part eager resume memo deferred spare dynamic)
+    add_test(NAME campaign_lanes_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR} -DPY=${FLCE_PYTHON}
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/campaign_lanes_${part} -DPART=${part} -P ${CMAKE_CURRENT_LIST_FILE})
     set_tests_properties(campaign_lanes_${part} PROPERTIES LABELS "python" TIMEOUT 600)
   endforeach()
@@ -311,6 +311,31 @@ elseif(PART STREQUAL "deferred")
   message(STATUS "values: ${LANE_CASES} compiled cases, lane ladder ${LANE_LADDER_MS} ms, ${judged} value ladders, walked ${walked}")
   require("values: the lane walked (${LANE_LADDER_MS} ms of ladder)" LANE_LADDER_MS EQUAL 0)
   require("values: no value ladder walked off the lane" judged GREATER 0 AND walked EQUAL judged)
+elseif(PART STREQUAL "dynamic")
+  # Issue #21: dynamic=True cases (25-45 s compiles of Liger on the H200, and a dynamic finding's
+  # neighbours are dynamic too) hold at most a quarter of the compiled slots, at least one: with
+  # two compiled workers, never two dynamic cases in flight. aten-dtype-out draws hundreds a
+  # minute, about one in seven dynamic. Journal rows end in order of their end; each row's span
+  # [end - its oracles' ms, end] lies within its real one, so overlapping spans are real overlaps.
+  set(D ${WORK}/run)
+  campaign(--minutes 0.5 --max-cases 3000 --out ${D} --subject aten-dtype-out --lanes compiled=2 --seed 5 --quiet
+           --minimize-s 0 --grace-s 5)
+  execute_process(COMMAND ${PY} -c [=[
+import json, sys
+rows = [json.loads(x) for x in open(sys.argv[1])]
+spans = [(r["campaign_s"] - sum(r.get("ms", {}).values()) / 1e3, r["campaign_s"]) for r in rows if r.get("dynamic")]
+overlaps = sum(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+print(len(rows), len(spans), overlaps)
+]=] ${D}/cases.jsonl OUTPUT_VARIABLE counts OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE prc)
+  require("journal check failed (${prc})" prc EQUAL 0)
+  separate_arguments(counts)
+  list(GET counts 0 cases)
+  list(GET counts 1 dynamic)
+  list(GET counts 2 overlaps)
+  message(STATUS "${cases} cases, ${dynamic} dynamic, ${overlaps} overlapping pairs")
+  require("only ${dynamic} dynamic cases of ${cases}: the check would say nothing" dynamic GREATER 50)
+  require("${overlaps} pairs of dynamic cases were in flight together on two compiled slots" overlaps EQUAL 0)
+
 elseif(PART STREQUAL "spare")
   # Issue #21: a dead compiled worker is replaced by the ready spare, not by a cold start. The
   # segfault subject kills its worker on every case; with --spare-workers 1 the slot takes the

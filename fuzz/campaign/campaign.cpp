@@ -101,10 +101,12 @@ struct Ticket {
   Lane lane = Lane::COMPILED;  // the oracles it runs (lanes.hpp)
   Clock::time_point sent;      // dispatched (the parent's round trip, LaneTotals)
   std::vector<std::string> cells;  // coverage_cells of the case (CampaignState::coverage)
+  bool dynamic = false;            // compiled with dynamic=True: a compile of tens of seconds on Liger
 
   Ticket() = default;
   explicit Ticket(const Case& c)
-      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))), cells(coverage_cells(c)) {}
+      : case_json(to_json(c, -1)), graph(fmt::format("{:08x}", short_hash(graph_key(c)))), cells(coverage_cells(c)),
+        dynamic(c.compile.dynamic.value_or(false)) {}
 };
 
 struct Slot {
@@ -184,6 +186,7 @@ class Campaign {
   Ticket next_eager_ticket(Slot& s);
   SampleSpace sample_space() const;
   bool graph_busy(const std::string& graph, const Slot& except) const;
+  bool dynamic_room(const Slot& asking) const;
   std::set<std::string> explained_now() const { return st_.explained.cells(); }
   void learn_ladder(const Ticket& t, const nlohmann::json& report);
   // One walk per ladder key: the first worker to ask walks it, the others wait for its ladder.
@@ -440,8 +443,9 @@ Ticket Campaign::next_ticket(Slot& s) {
   // early, in the lane that found it (or in the campaign's one lane).
   for (auto& [key, case_json] : st_.neighbours)
     if (!dispatched_.count(key) && (lane_of_key(key) == s.lane || !any_compiled || !any_eager)) {
-      dispatched_.insert(key);
       Ticket t(from_json(case_json));
+      if (s.lane == Lane::COMPILED && t.dynamic && !dynamic_room(s)) continue;  // taken up later
+      dispatched_.insert(key);
       t.key = key;
       t.lane = s.lane;
       return t;
@@ -451,6 +455,12 @@ Ticket Campaign::next_ticket(Slot& s) {
   // own configuration); the family is taken up again later, like an abandoned one.
   const bool hop = probing() && s.family && early_families_.count(*s.family);
   std::optional<uint64_t> index = s.family && !hop ? next_in_family(*s.family) : std::nullopt;
+  // A dynamic family goes on only while no other slot holds the dynamic share; else this slot
+  // leaves it open (taken up again later, like an abandoned one) and draws another.
+  if (index && !dynamic_room(s) &&
+      Ticket(guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates, st_.family_picks,
+                           explained_now()).c).dynamic)
+    index.reset();
   if (!index) {
     if (s.family) owned_families_.erase(*s.family);
     SeedCursor& cur = st_.seeds[o_.seed];
@@ -461,9 +471,9 @@ Ticket Campaign::next_ticket(Slot& s) {
       if (!index) continue;
       // Two workers never start one graph configuration at once: the second would trace it and
       // walk its ladder again before the first's result is shared (CampaignState::ladders).
-      if (graph_busy(Ticket(guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates,
-                                          st_.family_picks, explained_now()).c).graph, s))
-        continue;
+      const Ticket first(guided_sample(o_.seed, *index, sample_space(), st_.coverage, o_.candidates, st_.family_picks,
+                                       explained_now()).c);
+      if (graph_busy(first.graph, s) || (first.dynamic && !dynamic_room(s))) continue;
       s.family = fam;
       owned_families_.insert(fam);
       break;
@@ -528,6 +538,20 @@ bool Campaign::graph_busy(const std::string& graph, const Slot& except) const {
   for (auto& x : slots_)
     if (&x != &except && x.st == Slot::BUSY && x.lane == Lane::COMPILED && x.t.graph == graph) return true;
   return false;
+}
+
+// Dynamic shapes are a dimension with a share of the compiled lane, not all of it: a
+// dynamic=True compile of Liger's FLCE takes 25-45 s on the H200, and the neighbours of a
+// dynamic finding are dynamic too. On main-s179 all four compiled slots took such neighbours at
+// once and the lane finished no case for 40 s. A quarter of the lane's slots, at least one.
+bool Campaign::dynamic_room(const Slot& asking) const {
+  size_t lane = 0, busy = 0;
+  for (auto& x : slots_) {
+    if (x.lane != Lane::COMPILED) continue;
+    ++lane;
+    busy += &x != &asking && x.st == Slot::BUSY && x.t.dynamic;
+  }
+  return busy < std::max<size_t>(1, lane / 4);
 }
 
 void Campaign::start_worker(Process& p, const std::string& gpu, const std::string& log, const std::string& stacks) {
@@ -757,6 +781,7 @@ void Campaign::record(const Ticket& t, const std::string& subject_outcome, const
   for (auto& o : report.value("oracles", nlohmann::json::array()))
     if (o.contains("wall_ms")) jl["ms"][o.value("oracle", "?")] = std::lround(o["wall_ms"].get<double>());
   if (report.value("ladder_memoized", false)) jl["ladder_memoized"] = true;
+  if (t.dynamic) jl["dynamic"] = true;
   pending_journal_ += jl.dump() + "\n";
   if (fresh) save_state();  // a new finding is committed at once
   else commit_due();        // the case's commit point (group commit)
