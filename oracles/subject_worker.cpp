@@ -132,7 +132,8 @@ ProcessSpec subject_host_spec(const std::string& python, const std::string& subj
   spec.args = {"-m", "flce_subjects.subprocess_worker"};
   spec.unset = {"PYTHONHOME", kZygoteEnv};  // the host never asks a zygote itself
   const char* pp = getenv("PYTHONPATH");
-  spec.env = {"PYTHONPATH=" + (subjects_dir.empty() ? std::string(FLCE_SUBJECTS_DIR) : subjects_dir) + (pp && *pp ? std::string(":") + pp : ""), "PYTHONUNBUFFERED=1",
+  const std::string dir = subjects_dir.empty() ? std::string(FLCE_SUBJECTS_DIR) : subjects_dir;
+  spec.env = {"PYTHONPATH=" + dir + (pp && *pp ? std::string(":") + pp : ""), "PYTHONUNBUFFERED=1",
               "PYTHONFAULTHANDLER=1"};  // a crash leaves its Python stack in the log
   // Inductor's compile pool costs more to start than it saves on flce's small graphs, and
   // the gate already runs two workers side by side (measured: 80 s vs 93 s, cold cache).
@@ -148,7 +149,8 @@ void SubjectWorker::start() {
   // one per worker slot; otherwise this worker's own folder.
   const char* sf = std::getenv(kStacksFileEnv);
   stacks_path_ = sf && *sf ? sf : dir_ + "/stacks.txt";
-  ProcessSpec spec = subject_host_spec(opt_.python, opt_.subjects_dir, stacks_path_, [](const char* k) { return std::getenv(k); });
+  ProcessSpec spec =
+      subject_host_spec(opt_.python, opt_.subjects_dir, stacks_path_, [](const char* k) { return std::getenv(k); });
   spec.log_path = log_path_;
   spec.append_log = true;
   forked_ = false;
@@ -161,7 +163,8 @@ void SubjectWorker::start() {
       std::ofstream(adopted_host_file(stacks_path_), std::ios::trunc) << proc_.pid() << "\n";  // for a hang's report
       return;
     }
-    std::fprintf(stderr, "flce: worker %s: its subject host is spawned, not forked: %s\n", opt_.label.c_str(), why.c_str());
+    std::fprintf(stderr, "flce: worker %s: its subject host is spawned, not forked: %s\n", opt_.label.c_str(),
+                 why.c_str());
     opt_.zygote.clear();  // it would answer the same again
   }
   std::error_code ec;
