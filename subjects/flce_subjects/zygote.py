@@ -3,7 +3,7 @@
     <venv>/bin/python -m flce_subjects.zygote SOCKET SUBJECT [SUBJECT_PATH]
 
 Why: every campaign worker, analysis and walk starts a subject host, and on the H200 each
-spent 6-8.5 s importing torch and Liger (15-18 s with ten campaigns on the box) before its
+spent 6-8.5 s importing torch and Liger (13-18 s with ten campaigns on the box) before its
 first case -- most of the time to the seed's tier 1, and most of an analysis. A host forked
 from here starts with the imports done and nothing else: no case ran, no CUDA context exists
 (the first host call makes its own), so it is as fresh as a spawned one.
