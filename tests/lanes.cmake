@@ -318,7 +318,9 @@ elseif(PART STREQUAL "dynamic")
   # minute, about one in seven dynamic. Journal rows end in order of their end; each row's span
   # [end - its oracles' ms, end] lies within its real one, so overlapping spans are real overlaps.
   set(D ${WORK}/run)
-  campaign(--minutes 0.5 --max-cases 3000 --out ${D} --subject aten-dtype-out --lanes compiled=2 --seed 5 --quiet
+  # A count, not a time: CI run 23's machine, with the sanitizer build beside it, ran 454 cases
+  # (32 dynamic) in 30 s where an idle one runs 2,273 (328 dynamic).
+  campaign(--minutes 3 --max-cases 1000 --out ${D} --subject aten-dtype-out --lanes compiled=2 --seed 5 --quiet
            --minimize-s 0 --grace-s 5)
   execute_process(COMMAND ${PY} -c [=[
 import json, sys
@@ -333,7 +335,7 @@ print(len(rows), len(spans), overlaps)
   list(GET counts 1 dynamic)
   list(GET counts 2 overlaps)
   message(STATUS "${cases} cases, ${dynamic} dynamic, ${overlaps} overlapping pairs")
-  require("only ${dynamic} dynamic cases of ${cases}: the check would say nothing" dynamic GREATER 50)
+  require("only ${dynamic} dynamic cases of ${cases}: the check would say nothing" dynamic GREATER 40)
   require("${overlaps} pairs of dynamic cases were in flight together on two compiled slots" overlaps EQUAL 0)
 
 elseif(PART STREQUAL "spare")
