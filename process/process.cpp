@@ -93,22 +93,52 @@ std::string Process::adopted_exit(bool block) {
   return e ? describe_exit(std::atoi(e + 7)) : (block ? adopted_exit(true) : "");
 }
 
-void Process::spawn(const ProcessSpec& spec) {
+ChildFds::ChildFds(const ProcessSpec& spec) {
   int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::signal(SIGPIPE, SIG_IGN);  // a dead child is seen as EOF or a failed write, never as a signal
-  int log = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append_log ? O_APPEND : O_TRUNC), 0644);
-  if (log < 0) {
-    for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
-    throw std::runtime_error(fmt::format("cannot open {}: {}", spec.log_path, std::strerror(errno)));
+  if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  child_in = in[0], our_in = in[1];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close_all();
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(err));
   }
+  our_out = out[0], child_out = out[1];
+  log = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append_log ? O_APPEND : O_TRUNC), 0644);
+  if (log < 0) {
+    const int err = errno;
+    close_all();
+    throw std::runtime_error(fmt::format("cannot open {}: {}", spec.log_path, std::strerror(err)));
+  }
+}
+
+ChildFds::~ChildFds() { close_all(); }
+
+void ChildFds::close_all() {
+  close_child_ends();
+  for (int* fd : {&our_in, &our_out}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+void ChildFds::close_child_ends() {
+  for (int* fd : {&child_in, &child_out, &log}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+void ChildFds::release_ours() { our_in = our_out = -1; }
+
+void Process::spawn(const ProcessSpec& spec) {
+  ChildFds fds(spec);
+  std::signal(SIGPIPE, SIG_IGN);  // a dead child is seen as EOF or a failed write, never as a signal
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, log, 2);
+  posix_spawn_file_actions_adddup2(&fa, fds.child_in, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds.child_out, 1);
+  posix_spawn_file_actions_adddup2(&fa, fds.log, 2);
   posix_spawnattr_t at;
   posix_spawnattr_init(&at);
   // Own process group: a timeout kills the worker and everything it started.
@@ -134,18 +164,13 @@ void Process::spawn(const ProcessSpec& spec) {
   int rc = posix_spawn(&pid, spec.exe.c_str(), &fa, &at, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
-  ::close(in[0]);
-  ::close(out[1]);
-  ::close(log);
-  if (rc != 0) {
-    ::close(in[1]);
-    ::close(out[0]);
-    throw std::runtime_error(fmt::format("cannot spawn {}: {}", spec.exe, std::strerror(rc)));
-  }
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot spawn {}: {}", spec.exe, std::strerror(rc)));
+  fds.close_child_ends();
   close_fds();
   pid_ = pid;
-  in_ = in[1];
-  out_ = out[0];
+  in_ = fds.our_in;
+  out_ = fds.our_out;
+  fds.release_ours();
   ::fcntl(out_, F_SETFL, ::fcntl(out_, F_GETFL) | O_NONBLOCK);
   buf_.clear();
   ended_.clear();

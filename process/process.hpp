@@ -21,6 +21,23 @@ struct ProcessSpec {
   bool append_log = false;           // false: truncated at each spawn
 };
 
+// What a new child starts with, all close-on-exec until handed over: a pipe to its stdin, a pipe
+// from its stdout, and its stderr log (spec.log_path). Whatever is still held is closed at the end.
+struct ChildFds {
+  int child_in = -1, our_in = -1;    // its stdin; our write end
+  int our_out = -1, child_out = -1;  // our read end; its stdout
+  int log = -1;                      // its stderr
+  explicit ChildFds(const ProcessSpec& spec);  // throws std::runtime_error saying what failed
+  ChildFds(const ChildFds&) = delete;
+  ChildFds& operator=(const ChildFds&) = delete;
+  ~ChildFds();
+  void close_child_ends();  // once the child holds its own copies
+  void release_ours();      // once a Process owns our ends
+
+ private:
+  void close_all();
+};
+
 class Process {
  public:
   Process() = default;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 namespace flce {
@@ -56,19 +57,14 @@ bool spawn_through_zygote(Process& p, const ProcessSpec& spec, const std::string
     *why = fmt::format("no usable zygote socket path ({} characters)", socket_path.size());
     return false;
   }
+  std::optional<ChildFds> fds;
+  try {
+    fds.emplace(spec);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return false;
+  }
   Fds own;
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
-    *why = std::string("pipe: ") + std::strerror(errno);
-    return false;
-  }
-  own.fds = {in[0], in[1], out[0], out[1]};
-  const int log = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append_log ? O_APPEND : O_TRUNC), 0644);
-  if (log < 0) {
-    *why = fmt::format("cannot open {}: {}", spec.log_path, std::strerror(errno));
-    return false;
-  }
-  own.fds.push_back(log);
   const int sock = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (sock < 0) {
     *why = std::string("socket: ") + std::strerror(errno);
@@ -99,7 +95,7 @@ bool spawn_through_zygote(Process& p, const ProcessSpec& spec, const std::string
                      {"env", env},
                      {"cwd", std::filesystem::current_path(ec).string()},
                      {"rlimit_data", limited ? static_cast<uint64_t>(rl.rlim_cur) : 0}};
-  const int pass[3] = {in[0], out[1], log};
+  const int pass[3] = {fds->child_in, fds->child_out, fds->log};
   if (!send_request(sock, req.dump(), pass)) {
     *why = fmt::format("cannot send to the zygote: {}", std::strerror(errno));
     return false;
@@ -133,9 +129,10 @@ bool spawn_through_zygote(Process& p, const ProcessSpec& spec, const std::string
   }
   // The host holds its ends now; ours are the write end of its stdin, the read end of its
   // stdout, and the connection its exit comes back on.
-  for (int fd : {in[0], out[1], log}) ::close(fd);
+  fds->close_child_ends();
   own.fds.clear();
-  p.adopt(static_cast<pid_t>(reply["pid"].get<int64_t>()), in[1], out[0], sock);
+  p.adopt(static_cast<pid_t>(reply["pid"].get<int64_t>()), fds->our_in, fds->our_out, sock);
+  fds->release_ours();
   return true;
 }
 

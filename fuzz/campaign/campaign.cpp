@@ -312,8 +312,7 @@ class Campaign {
   void start_zygote();
   void poll_zygote();
   void stop_zygote();
-  Process zygote_;
-  std::string zygote_socket_;
+  Process zygote_;  // its socket is launch_.zygote, which every host spec carries
   nlohmann::json zygote_info_;  // null: none; else its preload time, readiness, and what it refuses
 };
 
@@ -1195,7 +1194,7 @@ void Campaign::start_zygote() {
     std::fprintf(stderr, "campaign: no zygote (%s): each subject host imports for itself\n", e.what());
     return;
   }
-  zygote_socket_ = launch_.zygote = socket;
+  launch_.zygote = socket;
   zygote_info_ = {{"ready_s", nullptr}};
 }
 
@@ -1216,11 +1215,11 @@ void Campaign::poll_zygote() {
 }
 
 void Campaign::stop_zygote() {
-  if (zygote_socket_.empty()) return;
+  if (launch_.zygote.empty()) return;
   poll_zygote();
   if (zygote_.alive()) zygote_.stop(2.0);  // EOF on its stdin; what it forked and still runs dies with it
   std::error_code ec;
-  fs::remove_all(fs::path(zygote_socket_).parent_path(), ec);
+  fs::remove_all(fs::path(launch_.zygote).parent_path(), ec);
 }
 
 CampaignResult Campaign::run() {
