@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "fuzz/findings/emit_python.hpp"
 #include "fuzz/findings/minimize.hpp"
 #include "fuzz/findings/repro.hpp"
+#include "fuzz/findings/script_check.hpp"
 
 namespace flce::cli {
 
@@ -78,8 +80,71 @@ std::string describe(const std::vector<ExpectedOutcome>& v) {
 
 struct ReproArgs {
   std::string file, subject = "model", subject_path, subject_git, expect, out;
-  bool emit = false, dump = false, quiet = false, long_form = false;
+  bool emit = false, dump = false, quiet = false, long_form = false, check = false;
 };
+
+struct Verdict {
+  std::string line;  // what flce repro prints last
+  int code = kOk;
+};
+
+Verdict verdict_of(const RunReport& rep, const std::string& expected) {
+  const std::string want = expected.empty() ? "a failure" : expected;
+  if (is_unsupported_outcome(rep.outcome) && expected != rep.outcome)
+    return {fmt::format("NOT REPRODUCED: got {} (the subject cannot run this case here), expected {}", rep.outcome, want),
+            kUnsupported};
+  if (reproduces(rep.outcome, expected)) return {"REPRODUCED: " + rep.outcome, kOk};
+  return {fmt::format("NOT REPRODUCED: got {}, expected {}", rep.outcome, want), kFinding};
+}
+
+// Built-in subjects whose script imports flce's own subjects/ (the short and long forms alike).
+bool imports_flce_subjects(const std::string& subject) {
+  const std::string s = base_subject(subject);
+  return s.find(':') == std::string::npos && s != "liger" && s != "torch-native";
+}
+
+std::string reproduce_with(const ReproArgs& a) {
+  std::string s = "flce repro " + a.file + " --subject " + a.subject;
+  if (!a.subject_git.empty()) s += " --subject-git " + a.subject_git;
+  else if (!a.subject_path.empty()) s += " --subject-path " + a.subject_path;
+  return s;
+}
+
+// --check: the script just written, run alone, against flce's own verdict; the two and whether
+// they agree go to <script>.check.json, where `flce report` finds them.
+void check_alone(const ReproArgs& a, const Verdict& ours) {
+  std::printf("flce repro: %s\n", ours.line.c_str());
+  std::fflush(stdout);
+  ScriptCheck sc;
+  try {
+    sc = check_script_alone(a.out, {"", imports_flce_subjects(a.subject)});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flce repro: --check: %s\n", e.what());
+    exit_code() = kInternal;
+    return;
+  }
+  const bool same = same_verdict(sc, ours.line, ours.code);
+  nlohmann::json j{{"script", a.out},
+                   {"script_fingerprint", script_fingerprint(read_file(a.out))},
+                   {"flce", {{"line", ours.line}, {"exit", ours.code}}},
+                   {"alone", sc.to_json()},
+                   {"same_verdict", same},
+                   {"reproduce_with", reproduce_with(a)}};
+  std::ofstream(check_path_for(a.out), std::ios::binary) << j.dump(1) << "\n";
+  std::printf("script alone: %s (exit %d, %.1f s)\n", sc.line.empty() ? "(no verdict line)" : sc.line.c_str(), sc.exit,
+              sc.seconds);
+  if (!same) std::printf("its output ended:\n%s", sc.tail.c_str());
+  if (same && ours.code != kFinding) {
+    std::printf("CHECKED: the script alone gives flce's verdict\n");
+    exit_code() = ours.code;
+  } else if (same) {
+    std::printf("CHECKED, NOT REPRODUCED: neither flce nor the script alone reproduces\n");
+    exit_code() = kFinding;
+  } else {
+    std::printf("SCRIPT DIFFERS: alone it does not give flce's verdict; reproduce with %s\n", reproduce_with(a).c_str());
+    exit_code() = kFinding;
+  }
+}
 
 void repro(ReproArgs a) {
   const Sequence seq = any_case_from_json_file(a.file);  // a sequence case: its calls in order, the last judged
@@ -90,17 +155,23 @@ void repro(ReproArgs a) {
     std::printf("%s", input_dump(c).c_str());
     return;
   }
+  if (a.check && (!a.emit || a.out.empty())) {
+    std::fprintf(stderr, "flce repro: --check needs --emit-python and -o FILE (the script is run from there)\n");
+    exit_code() = kBadInput;
+    return;
+  }
   if (!resolve_subject_git(a.subject_git, a.subject_path, "repro")) return;
-  if (!check_subject(a.subject, "repro", !a.emit)) return;
-  if (!a.emit && !check_subject_usable(a.subject, a.subject_path, "repro")) return;
+  if (!check_subject(a.subject, "repro", !a.emit || a.check)) return;
+  if ((!a.emit || a.check) && !check_subject_usable(a.subject, a.subject_path, "repro")) return;
   std::string from = "--expect";
   std::vector<ExpectedOutcome> expect;
   if (!a.expect.empty()) expect = {{"", "any", a.expect}};
   else expect = find_expectations(a.file, a.subject, &from);
 
   if (a.emit) {
+    std::optional<RunReport> here;
     if (expect.empty()) {  // learn what this finding is here, so the script checks that exact outcome
-      RunReport rep = run();
+      const RunReport& rep = here.emplace(run());
       if (rep.outcome != "pass" && !is_unsupported_outcome(rep.outcome)) expect = {{"", "any", rep.outcome}};
       std::fprintf(stderr, "flce repro: no expectation found; outcome here: %s%s\n", rep.outcome.c_str(),
                    expect.empty() ? " (the script will accept any failure)" : "");
@@ -117,6 +188,11 @@ void repro(ReproArgs a) {
       std::ofstream(a.out, std::ios::binary) << script;
       std::fprintf(stderr, "flce repro: wrote %s\n", a.out.c_str());
     }
+    if (a.check) {
+      SubjectWorker& host = default_subject_worker();
+      if (!here) here = run();
+      check_alone(a, verdict_of(*here, expected_here(expect, host.torch_version(), host.cuda_available())));
+    }
     return;
   }
 
@@ -132,18 +208,9 @@ void repro(ReproArgs a) {
     std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", expected.c_str(), from.c_str());
   RunReport rep = run();
   if (!a.quiet) std::printf("%s", report_table(rep).c_str());
-  if (is_unsupported_outcome(rep.outcome) && expected != rep.outcome) {
-    std::printf("NOT REPRODUCED: got %s (the subject cannot run this case here), expected %s\n", rep.outcome.c_str(),
-                expected.empty() ? "a failure" : expected.c_str());
-    exit_code() = kUnsupported;
-  } else if (reproduces(rep.outcome, expected)) {
-    std::printf("REPRODUCED: %s\n", rep.outcome.c_str());
-    exit_code() = kOk;
-  } else {
-    std::printf("NOT REPRODUCED: got %s, expected %s\n", rep.outcome.c_str(),
-                expected.empty() ? "a failure" : expected.c_str());
-    exit_code() = kFinding;
-  }
+  const Verdict v = verdict_of(rep, expected);
+  std::printf("%s\n", v.line.c_str());
+  exit_code() = v.code;
 }
 
 struct MinimizeArgs {
@@ -226,6 +293,10 @@ void add_repro_commands(CLI::App& app) {
     r->add_option("-o,--out", a.out, "With --emit-python: write the script to this file");
     r->add_flag("--long-form", a.long_form,
                 "With --emit-python: the generator-port script even for a case the short literal one expresses");
+    r->add_flag("--check", a.check,
+                "With --emit-python -o FILE: run the script alone (fresh interpreter, empty directory, fresh Inductor "
+                "and Triton caches, no FLCE_* variables) and compare its verdict with flce's; both go to "
+                "FILE's .check.json, which flce report quotes");
     r->add_flag("--dump-inputs", a.dump, "Print the generated inputs' bits (what the script's --dump-inputs writes)");
     r->add_flag("-q,--quiet", a.quiet, "Print only the verdict line");
     r->callback([] { repro(a); });

@@ -53,7 +53,7 @@ const std::map<std::string, std::string>& table() {
                          "  2  the subject is unusable: its first cases all failed at the call, with one error")},
       {"worker", codes("  0  the campaign closed the pipe, or the subject's process died")},
       {"campaign-merge", codes("  0  no finding in any shard\n  1  findings")},
-      {"repro", codes("  0  REPRODUCED\n  1  NOT REPRODUCED\n  3  the subject cannot run this case here")},
+      {"repro", codes("  0  REPRODUCED (--check: and the script alone gives the same verdict)\n  1  NOT REPRODUCED (--check: or the script alone gives another verdict)\n  3  the subject cannot run this case here")},
       {"minimize", codes("  0  a smaller case with the same outcome written\n  1  the case does not fail")},
       {"gate", codes("  0  no regression\n  1  regressions\n  3  nothing could be judged")},
       {"bisect", codes("  0  the first bad commit found\n"

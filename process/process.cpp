@@ -139,6 +139,7 @@ void Process::spawn(const ProcessSpec& spec) {
   posix_spawn_file_actions_adddup2(&fa, fds.child_in, 0);
   posix_spawn_file_actions_adddup2(&fa, fds.child_out, 1);
   posix_spawn_file_actions_adddup2(&fa, fds.log, 2);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
   posix_spawnattr_t at;
   posix_spawnattr_init(&at);
   // Own process group: a timeout kills the worker and everything it started.

@@ -19,6 +19,7 @@ struct ProcessSpec {
   std::vector<std::string> unset;    // names removed from the parent's environment
   std::string log_path;              // the child's stderr
   bool append_log = false;           // false: truncated at each spawn
+  std::string cwd;                   // its working directory; empty: ours
 };
 
 // What a new child starts with, all close-on-exec until handed over: a pipe to its stdin, a pipe

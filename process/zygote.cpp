@@ -93,7 +93,7 @@ bool spawn_through_zygote(Process& p, const ProcessSpec& spec, const std::string
   nlohmann::json req{{"exe", spec.exe},
                      {"args", spec.args},
                      {"env", env},
-                     {"cwd", std::filesystem::current_path(ec).string()},
+                     {"cwd", spec.cwd.empty() ? std::filesystem::current_path(ec).string() : spec.cwd},
                      {"rlimit_data", limited ? static_cast<uint64_t>(rl.rlim_cur) : 0}};
   const int pass[3] = {fds->child_in, fds->child_out, fds->log};
   if (!send_request(sock, req.dump(), pass)) {

@@ -1,7 +1,7 @@
 # flce repro / minimize. Included from tests/CMakeLists.txt, this registers the tests; run
 # with -P and -DREPRO_TEST=<name>, the same file is the test (CMake-scripted CLI contracts).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(t verdicts emit_seed inputs_bitwise emit_hostile minimize_seed short_verdicts)
+  foreach(t verdicts emit_seed inputs_bitwise emit_hostile minimize_seed short_verdicts check_alone)
     add_test(NAME repro_${t} COMMAND ${CMAKE_COMMAND} -DREPRO_TEST=${t} -DFLCE=$<TARGET_FILE:flce>
              -DSRC=${CMAKE_SOURCE_DIR} -DPY=${FLCE_PYTHON} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/repro_${t}
              -P ${CMAKE_CURRENT_LIST_FILE})
@@ -21,6 +21,11 @@ function(expect rc_want)
   endif()
   set(OUT "${out}" PARENT_SCOPE)
   set(ERR "${err}" PARENT_SCOPE)
+endfunction()
+function(require_true value what)
+  if(NOT value)
+    message(FATAL_ERROR "${what}: ${value}")
+  endif()
 endfunction()
 function(must_match regex text what)
   if(NOT text MATCHES "${regex}")
@@ -56,6 +61,44 @@ if(REPRO_TEST STREQUAL "verdicts")
   expect(2 ${FLCE} repro ${WORK}/no-such-case.json --subject model)
   expect(2 ${FLCE} repro ${C}/model-bf16-default.json --subject no-such-subject)
   must_match("unknown subject 'no-such-subject'" "${ERR}" "unknown subject")
+
+elseif(REPRO_TEST STREQUAL "check_alone")
+  # `flce repro --emit-python -o F --check` runs the script alone and compares verdicts. A planted
+  # numeric bug's short script gives flce's verdict (exit 0); a plug-in whose bug shows only in
+  # flce's subject hosts (FLCE_STACKS_FILE set) gives another alone (exit 1, SCRIPT DIFFERS), and
+  # flce report says so, but only for the script the check ran.
+  file(MAKE_DIRECTORY ${WORK}/same ${WORK}/differs)
+  expect(0 ${FLCE} repro ${D}/smoothing-fp32-aot-eager.json --subject model-bug-smoothing --emit-python
+         -o ${WORK}/same/repro.py --check)
+  must_match("script alone: REPRODUCED: [^ ]+@eager \\(exit 0" "${OUT}" "check of a planted bug")
+  must_match("CHECKED: the script alone gives flce's verdict" "${OUT}" "check of a planted bug")
+  file(READ ${WORK}/same/repro.check.json j)
+  string(JSON same GET "${j}" same_verdict)
+  require_true("${same}" "same_verdict in ${WORK}/same/repro.check.json")
+
+  file(COPY ${D}/worker-only.json DESTINATION ${WORK}/differs)
+  file(RENAME ${WORK}/differs/worker-only.json ${WORK}/differs/case.json)
+  set(PLUG --subject worker_only_bug:flce --subject-path ${D})
+  expect(1 ${FLCE} repro ${WORK}/differs/case.json ${PLUG} --emit-python -o ${WORK}/differs/repro.py --check)
+  must_match("flce repro: REPRODUCED: judge:[a-z_]+:out-of-bounds@eager" "${OUT}" "flce's verdict on the plug-in")
+  must_match("script alone: NOT REPRODUCED: got pass" "${OUT}" "the plug-in's script alone")
+  must_match("SCRIPT DIFFERS: .* reproduce with flce repro .*case.json --subject worker_only_bug:flce" "${OUT}" "differs")
+  file(READ ${WORK}/differs/repro.check.json j)
+  string(JSON same GET "${j}" same_verdict)
+  string(JSON how GET "${j}" alone how)
+  must_match("no FLCE_\\* variables" "${how}" "how the script ran")
+  if(same)
+    message(FATAL_ERROR "same_verdict true for a script that did not reproduce alone:\n${j}")
+  endif()
+  expect(0 ${FLCE} report ${WORK}/differs ${PLUG})
+  must_match("\\*\\*This script did not reproduce alone\\*\\*" "${OUT}" "report of a differing script")
+  file(APPEND ${WORK}/differs/repro.py "# edited after the check\n")
+  expect(0 ${FLCE} report ${WORK}/differs ${PLUG})
+  if(OUT MATCHES "reproduce alone|Checked alone")
+    message(FATAL_ERROR "report quoted a check of another script text")
+  endif()
+  expect(2 ${FLCE} repro ${D}/worker-only.json ${PLUG} --emit-python --check)
+  must_match("--check needs --emit-python and -o FILE" "${ERR}" "--check without -o")
 
 elseif(REPRO_TEST STREQUAL "emit_seed")
   # A small case gets the short literal script: no flce, no numpy, the raw op case not even flce_subjects.

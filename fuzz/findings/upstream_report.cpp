@@ -8,6 +8,7 @@
 #include "case/case.hpp"
 #include "fuzz/findings/finding.hpp"
 #include "fuzz/findings/minimize.hpp"
+#include "fuzz/findings/script_check.hpp"
 #include "fuzz/findings/upstream_provenance.hpp"
 #include "report/markdown.hpp"
 
@@ -225,6 +226,20 @@ std::vector<const json*> matrix_rows(const FindingFiles& f) {
   return rows;
 }
 
+// What `flce repro --check` saw when the script ran alone, against flce's own verdict.
+std::string check_words(const json& c) {
+  const json& alone = c["alone"];
+  const std::string got = str(alone, "line").empty() ? "no verdict line" : md_code(str(alone, "line"));
+  const std::string run = fmt::format("{}, exit {}, {:.0f} s", str(alone, "how"), alone.value("exit", -1),
+                                      alone.value("seconds", 0.0));
+  const std::string ours = c.contains("flce") ? str(c["flce"], "line") : "";
+  if (c.value("same_verdict", false))
+    return fmt::format("**Checked alone** by `flce repro --check` ({}): it printed {}, as flce does.", run, got);
+  return fmt::format("**This script did not reproduce alone** (`flce repro --check`: {}): it printed {} where flce's "
+                     "subject host gives {}. Until that difference is triaged, reproduce with {}.",
+                     run, got, md_code(ours), md_code(str(c, "reproduce_with")));
+}
+
 }  // namespace
 
 std::string FindingFiles::outcome() const {
@@ -274,6 +289,10 @@ FindingFiles load_finding(const fs::path& path, const fs::path& matrix, const fs
   f.cuda_fault = read_json(f.dir / "cuda_fault.json");
   if (!f.finding.is_null()) f.campaign = read_json(f.dir.parent_path().parent_path() / "state.json");
   if (fs::is_regular_file(f.dir / "repro.py", ec)) f.repro_path = f.dir / "repro.py", f.repro_py = read_text(f.repro_path);
+  if (!f.repro_py.empty())  // a check of an older repro.py says nothing of this one
+    if (json c = read_json(f.dir / "repro.check.json");
+        c.is_object() && c.value("script_fingerprint", "") == script_fingerprint(f.repro_py) && c.contains("alone"))
+      f.script_check = c;
   std::vector<fs::path> mats;
   if (!matrix.empty()) mats = {matrix};
   else mats = {f.dir / "matrix.json", f.dir / "matrix" / "matrix.json", f.dir.parent_path().parent_path() / "matrix.json"};
@@ -368,6 +387,7 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
         "where the bug shows, 1 `NOT REPRODUCED`, 2 `SKIP` (with the reason) where it cannot show. flce's own "
         "subjects import from flce's `subjects/` (`PYTHONPATH=<flce>/subjects python repro.py`).",
         md_code(f.repro_path.filename().string()), outcome));
+    if (f.script_check.is_object()) md.paragraph(check_words(f.script_check));
     md.add(CodeBlock{"python", f.repro_py});
   } else {
     md.paragraph("No repro.py next to the case; the case itself (`flce repro --emit-python` writes the script):");

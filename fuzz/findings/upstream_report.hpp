@@ -39,6 +39,7 @@ struct FindingFiles {
   std::filesystem::path bisect_path;
   nlohmann::json cuda_fault;  // cuda_fault.json; null when none
   std::string repro_py;       // repro.py's text; "" when none
+  nlohmann::json script_check;  // repro.check.json (`flce repro --check`) of this repro.py; null when none
   std::string outcome() const;  // the finding's signature, else the report's outcome
   std::string subject() const;
 };
