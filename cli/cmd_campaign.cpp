@@ -69,6 +69,9 @@ void add_campaign_commands(CLI::App& app) {
                   "After exploration, shrink each new finding for up to this many seconds (0: off); "
                   "writes minimized.json and repro.py next to it")
         ->capture_default_str();
+    c->add_flag("--check-repros", o.check_repros,
+                "With --minimize-s: run each new finding's repro.py alone as a maintainer would (flce repro --check) "
+                "within the shrink phase's time; report.md and flce report say whether it printed the finding");
     c->add_option("--family", o.family_size,
                   "Sampled cases per graph configuration: a worker runs a family's cases in a row and reuses "
                   "its compiled function (1: every case its own configuration)")

@@ -97,12 +97,6 @@ Verdict verdict_of(const RunReport& rep, const std::string& expected) {
   return {fmt::format("NOT REPRODUCED: got {}, expected {}", rep.outcome, want), kFinding};
 }
 
-// Built-in subjects whose script imports flce's own subjects/ (the short and long forms alike).
-bool imports_flce_subjects(const std::string& subject) {
-  const std::string s = base_subject(subject);
-  return s.find(':') == std::string::npos && s != "liger" && s != "torch-native";
-}
-
 std::string reproduce_with(const ReproArgs& a) {
   std::string s = "flce repro " + a.file + " --subject " + a.subject;
   if (!a.subject_git.empty()) s += " --subject-git " + a.subject_git;
@@ -117,7 +111,7 @@ void check_alone(const ReproArgs& a, const Verdict& ours) {
   std::fflush(stdout);
   ScriptCheck sc;
   try {
-    sc = check_script_alone(a.out, {"", imports_flce_subjects(a.subject)});
+    sc = check_script_alone(a.out, {"", script_imports_flce_subjects(a.subject)});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "flce repro: --check: %s\n", e.what());
     exit_code() = kInternal;

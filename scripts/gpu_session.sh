@@ -14,6 +14,10 @@
 #              list (FLCE_MAIN_KNOWN, else every main-sS and ten-main campaign of this box's session;
 #              run one first) and corpus/expectations.json; the planted copies of `ten` get it too
 #   tenk-sS    10,000 eager cases of the 0.8.5 wheel (--max-cases 10000, 8 workers)
+#   triage     the all-ignored compiled findings on main (scripts/cases/liger-compiled-all-ignored-*):
+#              flce run (the whole ladder), flce minimize (90 s), the minimum's repro.py checked alone
+#              (flce repro --check) and flce report; then the known ignored-targets case's script
+#              checked alone (BENCHMARKS: it did not reproduce alone by hand)
 #   guards     the dynamic-shape case that hung six of ten compiled lanes (scripts/cases/), one
 #              `flce run` on main as the host runs now, then one with the trace handler kept
 #              (FLCE_KEEP_TRACE_HANDLER=1: quiet() as before, torch 2.11 formatting every guard)
@@ -63,7 +67,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in ten) need=360 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; esac
+  case $part in ten) need=360 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; esac
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
   stamp "$part"
@@ -99,6 +103,29 @@ for part in ${FLCE_PARTS:-short main-s31}; do
           "$(grep -iE 'outcome|verdict|ladder' "$S/guards-keep$keep.log" | head -4 | tr '\n' ' ' | cut -c1-400)"
       done
       ;;
+    triage)
+      G=(--subject liger --subject-git "$REPO@main")
+      mkdir -p "$S/triage"
+      for c in liger-compiled-all-ignored-ce-weight liger-compiled-all-ignored-softcap; do
+        d=$S/triage/$c
+        mkdir -p "$d"
+        cp "scripts/cases/$c.json" "$d/case.json"
+        timeout 150 "$FLCE" run "$d/case.json" "${G[@]}" --json >"$d/report.json" 2>"$d/run.log"
+        echo "== $c: run exit $? $(python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(r.get('outcome'), \
+          r.get('first_failing_stage'), [(s['backend'], s['pass']) for s in r.get('ladder', [])])" "$d/report.json" 2>&1 | cut -c1-300)"
+        timeout 150 "$FLCE" minimize "$d/case.json" "${G[@]}" --budget-s 90 --out "$d/minimized.json" >"$d/minimize.log" 2>&1
+        echo "   minimize exit $? $(grep -E '^(outcome kept|minimized in|size)' "$d/minimize.log" | tr '\n' ' ')"
+        [[ -f $d/minimized.json ]] || cp "$d/case.json" "$d/minimized.json"
+        timeout 200 "$FLCE" repro "$d/minimized.json" "${G[@]}" --emit-python -o "$d/repro.py" --check >"$d/check.log" 2>&1
+        echo "   check exit $? $(grep -E '^(flce repro:|script alone:|CHECKED|SCRIPT DIFFERS)' "$d/check.log" | tr '\n' ' ' | cut -c1-400)"
+        timeout 60 "$FLCE" report "$d" "${G[@]}" -o "$d/issue.md" >"$d/report.log" 2>&1
+      done
+      d=$S/triage/ignored-targets
+      mkdir -p "$d"
+      timeout 200 "$FLCE" repro corpus/cases/liger-compiled-loss-ignored-targets.json "${G[@]}" --emit-python \
+        -o "$d/repro.py" --check >"$d/check.log" 2>&1
+      echo "== ignored-targets: check exit $? $(grep -E '^(flce repro:|script alone:|CHECKED|SCRIPT DIFFERS)' "$d/check.log" | tr '\n' ' ' | cut -c1-400)"
+      ;;
     short)
       "$FLCE" run corpus/cases/liger-fp32-default.json --subject liger --subject-git "$REPO@main" >/dev/null 2>&1  # exports main
       src=$(main_src)
@@ -116,7 +143,7 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       ;;
     main-s*)
       campaign "$part" --subject liger --subject-git "$REPO@main" --minutes "${FLCE_MAIN_MIN:-1.5}" --seed "$seed" \
-        --known corpus/expectations.json --minimize-s 20 --grace-s 30 --case-timeout 120
+        --known corpus/expectations.json --minimize-s 20 --grace-s 60 --case-timeout 120 --check-repros
       ;;
     pre-s*)
       campaign "$part" --subject liger --subject-git "$REPO@c5bda07f^" --minutes 1 --seed "$seed" \

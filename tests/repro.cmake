@@ -100,6 +100,28 @@ elseif(REPRO_TEST STREQUAL "check_alone")
   expect(2 ${FLCE} repro ${D}/worker-only.json ${PLUG} --emit-python --check)
   must_match("--check needs --emit-python and -o FILE" "${ERR}" "--check without -o")
 
+  # A campaign does the same for each new finding's repro.py with --check-repros: the plug-in's
+  # one corpus case, shrunk, then its script alone.
+  file(MAKE_DIRECTORY ${WORK}/corpus)
+  file(COPY ${D}/worker-only.json DESTINATION ${WORK}/corpus)
+  execute_process(COMMAND ${FLCE} campaign --minutes 2 --max-cases 1 --out ${WORK}/camp --corpus ${WORK}/corpus ${PLUG}
+                          --lanes eager=1 --seed 3 --minimize-s 60 --grace-s 120 --check-repros --quiet
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1)
+    message(FATAL_ERROR "campaign --check-repros: exit ${rc}, want 1 (a finding)\n${out}\n${err}")
+  endif()
+  file(READ ${WORK}/camp/state.json st)
+  string(JSON alone GET "${st}" findings 0 repro_alone)
+  string(JSON id GET "${st}" findings 0 id)
+  must_match("^differs: NOT REPRODUCED: got pass" "${alone}" "the finding's repro_alone")
+  file(READ ${WORK}/camp/findings/${id}/repro.check.json j)
+  string(JSON same GET "${j}" same_verdict)
+  if(same)
+    message(FATAL_ERROR "the campaign's check says same_verdict:\n${j}")
+  endif()
+  file(READ ${WORK}/camp/report.md md)
+  must_match("run alone it does not reproduce" "${md}" "report.md")
+
 elseif(REPRO_TEST STREQUAL "emit_seed")
   # A small case gets the short literal script: no flce, no numpy, the raw op case not even flce_subjects.
   expect(0 ${FLCE} repro --emit-python ${C}/seed-raw-addmm-dtype-out.json --subject aten-dtype-out -o ${WORK}/raw.py)

@@ -1400,6 +1400,7 @@ CampaignResult Campaign::run() {
     so.per_finding_s = std::min(o_.minimize_s, post_left()), so.case_timeout_s = o_.case_timeout_s;
     so.gpus = gpus;
     so.parallel = o_.workers;
+    so.check_alone = o_.check_repros;
     so.quiet = o_.quiet;
     so.stop = &post_stop;
     so.deadline = post_t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.grace_s));

@@ -31,6 +31,7 @@ struct CampaignOptions {
   bool cuda = false;            // sampled cases on the GPU (corpus cases keep their device)
   int gpus = -1;                // workers spread round-robin over this many GPUs; -1: all visible
   double minimize_s = 60;       // per finding, after exploration (campaign_shrink.hpp); 0: off
+  bool check_repros = false;    // each repro.py the shrink writes is then run alone (script_check.hpp)
   // Sampled cases per graph configuration (sampler.hpp); 1: none. 8, not 32: after its compile a
   // family's cases cost a fifth of a second each on the H200, so 32 of them held a compiled worker
   // as long as four more compiles would, and the compiled lane is there for graphs.

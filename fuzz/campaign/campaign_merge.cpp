@@ -143,6 +143,7 @@ Finding merge_finding(const std::vector<ShardSighting>& seen, const ShardSightin
   // The shrink result travels with the files copied from the chosen sighting.
   m.shrink = repro->f->shrink, m.shrink_runs = repro->f->shrink_runs;
   m.elements = repro->f->elements, m.min_elements = repro->f->min_elements;
+  m.repro_alone = repro->f->repro_alone;
   return m;
 }
 
@@ -310,7 +311,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
     const fs::path to = tmp / "findings" / f.id;
     fs::create_directories(to);
     for (const char* name : {"case.json", "report.json", "baseline_report.json", "worker.log", "minimized.json",
-                             "minimized_report.json", "repro.py"})
+                             "minimized_report.json", "repro.py", "repro.check.json"})
       if (fs::exists(from / name)) copy_durable(from / name, to / name);
     write_finding_json_to(to, f);
     m.findings.push_back(f);

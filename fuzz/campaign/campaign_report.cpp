@@ -87,15 +87,24 @@ std::string first_where(const Finding& f) {
   return f.first_shard.empty() ? f.first_case : f.first_shard + ": " + f.first_case;
 }
 
+std::string alone_words(const Finding& f) {
+  if (f.repro_alone.empty()) return "";
+  if (f.repro_alone == "same") return "; run alone: reproduces";
+  if (f.repro_alone.rfind("differs", 0) == 0)
+    return fmt::format("; **run alone it does not reproduce** ({}; [repro.check.json](findings/{}/repro.check.json))",
+                       f.repro_alone, f.id);
+  return "; " + f.repro_alone;
+}
+
 std::string shrink_cell(const Finding& f) {
   if (f.shrink.empty()) return "not yet";
   if (f.shrink == "minimized" || f.shrink == "smallest" || f.shrink == "budget")
     return fmt::format("{}: {} -> {} input elements in {} runs; [minimized.json](findings/{}/minimized.json), "
-                       "[repro.py](findings/{}/repro.py)",
-                       f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id);
+                       "[repro.py](findings/{}/repro.py){}",
+                       f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id, alone_words(f));
   if (f.shrink.rfind("minimized-sequence", 0) == 0)  // fuzz/findings/history_shrink.hpp: passes alone, fails after earlier calls
-    return fmt::format("{}; [minimized.json](findings/{}/minimized.json) (a sequence case), [repro.py](findings/{}/repro.py)",
-                       f.shrink, f.id, f.id);
+    return fmt::format("{}; [minimized.json](findings/{}/minimized.json) (a sequence case), [repro.py](findings/{}/repro.py){}",
+                       f.shrink, f.id, f.id, alone_words(f));
   return f.shrink;
 }
 

@@ -15,6 +15,7 @@
 #include "fuzz/findings/emit_python.hpp"
 #include "fuzz/findings/history_shrink.hpp"
 #include "fuzz/findings/minimize.hpp"
+#include "fuzz/findings/script_check.hpp"
 #include "report/write.hpp"
 #include "process/process.hpp"
 
@@ -135,6 +136,40 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
   }
 }
 
+// Runs the repro.py just written alone (--check-repros): it must print REPRODUCED with the
+// finding's own signature. Bounded by the shrink phase's deadline and one case's timeout.
+void check_alone(const fs::path& fdir, Finding& f, const ShrinkOptions& o) {
+  if (!fs::is_regular_file(fdir / "repro.py")) return;
+  double limit = o.case_timeout_s;
+  if (o.deadline) limit = std::min(limit, std::chrono::duration<double>(*o.deadline - std::chrono::steady_clock::now()).count());
+  if (limit < 10) {
+    f.repro_alone = "not checked: the shrink phase's time is spent";
+    return;
+  }
+  ScriptCheck sc;
+  try {
+    sc = check_script_alone((fdir / "repro.py").string(),
+                            {"", script_imports_flce_subjects(o.worker.subject), limit});
+  } catch (const std::exception& e) {
+    f.repro_alone = fmt::format("not checked: {}", e.what());
+    return;
+  }
+  const std::string want = "REPRODUCED: " + f.signature;
+  const bool same = same_verdict(sc, want, 0);
+  f.repro_alone = same ? "same" : "differs: " + (sc.line.empty() ? std::string("no verdict line") : sc.line);
+  const std::string source = (fdir / (f.shrink.rfind("minimized", 0) == 0 || f.shrink == "smallest" || f.shrink == "budget"
+                                          ? "minimized.json" : "case.json")).string();
+  std::string again = fmt::format("flce repro {} --subject {}", source, o.worker.subject);
+  if (!o.worker.subject_path.empty()) again += " --subject-path " + o.worker.subject_path;
+  const nlohmann::json j{{"script", (fdir / "repro.py").string()},
+                         {"script_fingerprint", script_fingerprint(read_text(fdir / "repro.py"))},
+                         {"flce", {{"line", want}, {"exit", 0}}},
+                         {"alone", sc.to_json()},
+                         {"same_verdict", same},
+                         {"reproduce_with", again}};
+  write_atomic(fdir / "repro.check.json", j.dump(1) + "\n");
+}
+
 }  // namespace
 
 void shrink_findings(const fs::path& dir, std::vector<Finding>& findings, const ShrinkOptions& o,
@@ -159,6 +194,7 @@ void shrink_findings(const fs::path& dir, std::vector<Finding>& findings, const 
         f = *todo[i];
       }
       shrink_one(dir, f, worker, o, signatures);
+      if (o.check_alone && !(o.stop && *o.stop)) check_alone(dir / "findings" / f.id, f, o);
       // CUDA faults name their kernel (fuzz/findings/cuda_fault.hpp): a fresh, launch-blocking re-run.
       if (f.cuda_poisoned && !(o.stop && *o.stop))
         name_cuda_fault(dir / "findings" / f.id, f.signature, o,

@@ -6,6 +6,8 @@
 // a fresh worker), and written next to the finding as minimized.json plus a standalone
 // repro.py (`flce repro --emit-python`'s script, expecting that exact outcome). Findings
 // already shrunk, and known ones (known.hpp), are skipped, so a resumed campaign continues here.
+// With check_alone, each repro.py is then run alone as a maintainer would (script_check.hpp):
+// the finding's repro_alone and repro.check.json say whether it printed the finding.
 #pragma once
 #include <chrono>
 #include <csignal>
@@ -26,6 +28,7 @@ struct ShrinkOptions {
   double case_timeout_s = 600;  // one try; past it the worker is killed ("timeout@stage")
   std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES of shrink worker k: gpus[k % size]; none: inherit
   int parallel = 1;                // findings shrunk at once, one worker each
+  bool check_alone = false;        // run each repro.py written here alone (script_check.hpp)
   bool quiet = false;
   volatile std::sig_atomic_t* stop = nullptr;  // set by SIGINT/SIGTERM: finish the current try, stop
   // When the shrink phase must be over (the campaign's --grace-s); the CUDA-fault re-run of a

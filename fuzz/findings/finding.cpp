@@ -41,6 +41,7 @@ nlohmann::ordered_json Finding::to_json() const {
                            {"first_seen", first_seen}, {"first_seen_s", first_seen_s}, {"last_seen", last_seen},
                            {"detail", detail}, {"cuda_poisoned", cuda_poisoned}, {"shrink", shrink},
                            {"shrink_runs", shrink_runs}, {"elements", elements}, {"min_elements", min_elements}};
+  if (!repro_alone.empty()) x["repro_alone"] = repro_alone;
   if (!first_shard.empty()) x["first_shard"] = first_shard;  // a single campaign's state stays as it was
   if (!case_from.empty()) x["case_from"] = case_from;
   if (!lane.empty()) x["lane"] = lane;
@@ -87,6 +88,7 @@ Finding Finding::from_json(const nlohmann::json& f) {
   x.shrink_runs = static_cast<int>(std::clamp<int64_t>(integer("shrink_runs", 0), 0, 1 << 30));
   x.elements = integer("elements", 0);
   x.min_elements = integer("min_elements", 0);
+  x.repro_alone = f.value("repro_alone", "");
   x.first_shard = f.value("first_shard", "");
   x.case_from = f.value("case_from", "");
   x.lane = f.value("lane", "");

@@ -50,6 +50,9 @@ struct Finding {
   std::string shrink;
   int shrink_runs = 0;
   int64_t elements = 0, min_elements = 0;  // input elements of case.json / minimized.json
+  // repro.py run alone (--check-repros, script_check.hpp): "" not checked; "same" (it prints
+  // REPRODUCED with this signature); "differs: <its last line>"; "not checked: <why>".
+  std::string repro_alone;
   // Merged campaigns (flce campaign-merge) only: the shard that saw it first, and the shard
   // and case key its case.json came from (the smallest reproducer over all shards).
   std::string first_shard, case_from;

@@ -68,6 +68,12 @@ std::string last_lines(const std::string& text, size_t n) {
 
 }  // namespace
 
+bool script_imports_flce_subjects(const std::string& subject) {
+  if (subject.find(':') != std::string::npos) return false;
+  const std::string base = subject.substr(0, subject.rfind("+workaround"));
+  return base != "liger" && base != "torch-native";
+}
+
 nlohmann::json ScriptCheck::to_json() const {
   return {{"verdict", verdict}, {"line", line}, {"exit", exit}, {"seconds", seconds}, {"tail", tail}, {"how", how}};
 }

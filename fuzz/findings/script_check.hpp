@@ -27,6 +27,10 @@ struct ScriptCheckOptions {
   double timeout_s = 900;
 };
 
+// Whether `subject`'s script imports flce's own subjects/: every built-in but liger and
+// torch-native ("+workaround" included); a plug-in ("pkg.module:callable") loads from its own path.
+bool script_imports_flce_subjects(const std::string& subject);
+
 // Never throws for the script's own failure; throws std::runtime_error when it cannot be started
 // (no such script, no interpreter, no temporary directory).
 ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheckOptions& opt);
