@@ -78,17 +78,6 @@ nlohmann::json ScriptCheck::to_json() const {
   return {{"verdict", verdict}, {"line", line}, {"exit", exit}, {"seconds", seconds}, {"tail", tail}, {"how", how}};
 }
 
-ScriptCheck ScriptCheck::from_json(const nlohmann::json& j) {
-  ScriptCheck c;
-  c.verdict = j.at("verdict").get<std::string>();
-  c.line = j.at("line").get<std::string>();
-  c.exit = j.at("exit").get<int>();
-  c.seconds = j.value("seconds", 0.0);
-  c.tail = j.value("tail", "");
-  c.how = j.value("how", "");
-  return c;
-}
-
 ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheckOptions& opt) {
   std::error_code ec;
   const fs::path script = fs::absolute(script_path, ec);

@@ -18,7 +18,6 @@ struct ScriptCheck {
   std::string tail;     // its last lines of stdout and stderr
   std::string how;      // the interpreter and what was set apart, for the report
   nlohmann::json to_json() const;
-  static ScriptCheck from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 };
 
 struct ScriptCheckOptions {
