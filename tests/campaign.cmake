@@ -70,7 +70,7 @@ if(PART STREQUAL "seed_finding")
   # Then each finding is shrunk and gets minimized.json + repro.py. Each shrink run compiles
   # anew: 11 runs fit in 60 s on an idle 2-core machine, one did beside three other tests.
   campaign(1 --minutes 2 --max-cases 3 --out ${D} --corpus ${WORK}/corpus --subject model --workers 1 --seed 7
-           --minimize-s 150)
+           --minimize-s 150 --grace-s 400)
   foreach(f report.md report.json junit.xml state.json cases.jsonl)
     require("missing ${f}" EXISTS ${D}/${f})
   endforeach()

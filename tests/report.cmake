@@ -62,7 +62,7 @@ if(PART STREQUAL "numeric")
   file(COPY ${SRC}/tests/data/repro/smoothing-fp32-aot-eager.json DESTINATION ${WORK}/corpus)
   set(D ${WORK}/run)
   expect(1 ${FLCE} campaign --minutes 3 --max-cases 1 --out ${D} --corpus ${WORK}/corpus --subject model-bug-smoothing
-         --workers 1 --seed 3 --minimize-s 60 --quiet)
+         --workers 1 --seed 3 --minimize-s 60 --grace-s 300 --quiet)
   file(GLOB fdirs LIST_DIRECTORIES true ${D}/findings/*)
   list(LENGTH fdirs n)
   if(NOT n EQUAL 1)
