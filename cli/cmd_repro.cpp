@@ -97,13 +97,6 @@ Verdict verdict_of(const RunReport& rep, const std::string& expected) {
   return {fmt::format("NOT REPRODUCED: got {}, expected {}", rep.outcome, want), kFinding};
 }
 
-std::string reproduce_with(const ReproArgs& a) {
-  std::string s = "flce repro " + a.file + " --subject " + a.subject;
-  if (!a.subject_git.empty()) s += " --subject-git " + a.subject_git;
-  else if (!a.subject_path.empty()) s += " --subject-path " + a.subject_path;
-  return s;
-}
-
 // --check: the script just written, run alone, against flce's own verdict; the two and whether
 // they agree go to <script>.check.json, where `flce report` finds them.
 void check_alone(const ReproArgs& a, const Verdict& ours) {
@@ -117,14 +110,8 @@ void check_alone(const ReproArgs& a, const Verdict& ours) {
     exit_code() = kInternal;
     return;
   }
-  const bool same = same_verdict(sc, ours.line, ours.code);
-  nlohmann::json j{{"script", a.out},
-                   {"script_fingerprint", script_fingerprint(read_file(a.out))},
-                   {"flce", {{"line", ours.line}, {"exit", ours.code}}},
-                   {"alone", sc.to_json()},
-                   {"same_verdict", same},
-                   {"reproduce_with", reproduce_with(a)}};
-  std::ofstream(check_path_for(a.out), std::ios::binary) << j.dump(1) << "\n";
+  const std::string again = reproduce_command(a.file, a.subject, a.subject_path, a.subject_git);
+  const bool same = write_check(a.out, ours.line, ours.code, sc, again);
   std::printf("script alone: %s (exit %d, %.1f s)\n", sc.line.empty() ? "(no verdict line)" : sc.line.c_str(), sc.exit,
               sc.seconds);
   if (!same) std::printf("its output ended:\n%s", sc.tail.c_str());
@@ -135,7 +122,7 @@ void check_alone(const ReproArgs& a, const Verdict& ours) {
     std::printf("CHECKED, NOT REPRODUCED: neither flce nor the script alone reproduces\n");
     exit_code() = kFinding;
   } else {
-    std::printf("SCRIPT DIFFERS: alone it does not give flce's verdict; reproduce with %s\n", reproduce_with(a).c_str());
+    std::printf("SCRIPT DIFFERS: alone it does not give flce's verdict; reproduce with %s\n", again.c_str());
     exit_code() = kFinding;
   }
 }

@@ -154,20 +154,10 @@ void check_alone(const fs::path& fdir, Finding& f, const ShrinkOptions& o) {
     f.repro_alone = fmt::format("not checked: {}", e.what());
     return;
   }
-  const std::string want = "REPRODUCED: " + f.signature;
-  const bool same = same_verdict(sc, want, 0);
+  // repro.py is written only beside a kept minimized.json (a case or a sequence).
+  const std::string again = reproduce_command((fdir / "minimized.json").string(), o.worker.subject, o.worker.subject_path);
+  const bool same = write_check((fdir / "repro.py").string(), "REPRODUCED: " + f.signature, 0, sc, again);
   f.repro_alone = same ? "same" : "differs: " + (sc.line.empty() ? std::string("no verdict line") : sc.line);
-  const std::string source = (fdir / (f.shrink.rfind("minimized", 0) == 0 || f.shrink == "smallest" || f.shrink == "budget"
-                                          ? "minimized.json" : "case.json")).string();
-  std::string again = fmt::format("flce repro {} --subject {}", source, o.worker.subject);
-  if (!o.worker.subject_path.empty()) again += " --subject-path " + o.worker.subject_path;
-  const nlohmann::json j{{"script", (fdir / "repro.py").string()},
-                         {"script_fingerprint", script_fingerprint(read_text(fdir / "repro.py"))},
-                         {"flce", {{"line", want}, {"exit", 0}}},
-                         {"alone", sc.to_json()},
-                         {"same_verdict", same},
-                         {"reproduce_with", again}};
-  write_atomic(fdir / "repro.check.json", j.dump(1) + "\n");
 }
 
 }  // namespace

@@ -7,11 +7,12 @@
 #include <deque>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "fuzz/findings/finding.hpp"
 #include "oracles/subject_worker.hpp"
+#include "report/write.hpp"
 #include "process/process.hpp"
 
 extern char** environ;
@@ -45,13 +46,6 @@ std::string python_path(bool flce_subjects, const std::string& subjects) {
     out += (out.empty() ? "" : ":") + part;
   }
   return out;
-}
-
-std::string text_of(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string last_lines(const std::string& text, size_t n) {
@@ -113,7 +107,12 @@ ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheck
   std::string out;
   {
     Process p;
-    p.spawn(spec);
+    try {
+      p.spawn(spec);
+    } catch (...) {
+      fs::remove_all(dir, ec);
+      throw;
+    }
     std::string line;
     Process::Read r;
     while ((r = p.read_line(line, deadline)) == Process::Read::LINE) out += line + "\n";
@@ -131,7 +130,7 @@ ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheck
       c.verdict = word;
       break;
     }
-  c.tail = last_lines(out, 12) + last_lines(text_of(dir / "stderr.log"), 20);
+  c.tail = last_lines(out, 12) + last_lines(read_text(dir / "stderr.log"), 20);
   fs::remove_all(dir, ec);
   return c;
 }
@@ -160,6 +159,27 @@ std::string script_fingerprint(const std::string& text) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (unsigned char ch : text) h = (h ^ ch) * 0x100000001b3ULL;
   return fmt::format("{:016x}", h);
+}
+
+std::string reproduce_command(const std::string& case_path, const std::string& subject, const std::string& subject_path,
+                              const std::string& subject_git) {
+  std::string s = "flce repro " + case_path + " --subject " + subject;
+  if (!subject_git.empty()) s += " --subject-git " + subject_git;
+  else if (!subject_path.empty()) s += " --subject-path " + subject_path;
+  return s;
+}
+
+bool write_check(const std::string& script_path, const std::string& flce_line, int flce_exit, const ScriptCheck& c,
+                 const std::string& reproduce_with) {
+  const bool same = same_verdict(c, flce_line, flce_exit);
+  const nlohmann::json j{{"script", script_path},
+                         {"script_fingerprint", script_fingerprint(read_text(script_path))},
+                         {"flce", {{"line", flce_line}, {"exit", flce_exit}}},
+                         {"alone", c.to_json()},
+                         {"same_verdict", same},
+                         {"reproduce_with", reproduce_with}};
+  write_atomic(check_path_for(script_path), j.dump(1) + "\n");
+  return same;
 }
 
 }  // namespace flce

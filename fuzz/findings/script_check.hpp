@@ -44,4 +44,13 @@ std::string check_path_for(const std::string& script_path);
 // A script's fingerprint (FNV-1a 64, hex): a check is quoted only for the text it ran.
 std::string script_fingerprint(const std::string& text);
 
+// The command that reproduces `case_path` in flce ("flce repro CASE --subject S [--subject-git R|--subject-path P]").
+std::string reproduce_command(const std::string& case_path, const std::string& subject, const std::string& subject_path,
+                              const std::string& subject_git = "");
+
+// Writes check_path_for(script_path): the script's fingerprint, flce's verdict line and exit,
+// the check, whether they agree, and `reproduce_with`. Returns whether they agree.
+bool write_check(const std::string& script_path, const std::string& flce_line, int flce_exit, const ScriptCheck& c,
+                 const std::string& reproduce_with);
+
 }  // namespace flce
