@@ -2,6 +2,8 @@
 # Run THERE (the GPU box), from scripts/gpu_run.sh's `session` step, after flce is built: the
 # measurements still open in issues #20-#22, as parts picked by FLCE_PARTS (run in the order
 # given, each alone on the box, each skipped when the call's deadline would cut it):
+#   warm       one `import torch` and Liger (a tree flce exported, else the wheel), nothing timed:
+#              the page cache a later part's campaign would find on a box that ran one before
 #   startup    scripts/startup_profile.py on the seed's case, twice (the first on a fresh box is cold):
 #              where a worker's seconds go before its first case (time to tier 1)
 #   short      the compiled-Liger illegal memory access and the compiled-loss cases: their short
@@ -67,7 +69,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in ten) need=360 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; esac
+  case $part in ten) need=360 ;; warm) need=30 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; esac
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
   stamp "$part"
@@ -92,6 +94,13 @@ for part in ${FLCE_PARTS:-short main-s31}; do
         2>"$S/importtime.txt"
       sort -t'|' -k2 -n -r "$S/importtime.txt" | head -40 >"$S/importtime-top.txt"
       head -15 "$S/importtime-top.txt"
+      ;;
+    warm)
+      tree=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/flce/trees/*/src 2>/dev/null | head -1)
+      t0=$(date +%s.%N)
+      PYTHONPATH=${tree:+$tree:}${PYTHONPATH:-} timeout 90 python3 -c "import torch, liger_kernel.transformers.functional" \
+        >"$S/warm.log" 2>&1
+      echo "== warm: exit $? in $(python3 -c "import time; print(round(time.time() - $t0, 1))") s (${tree:-the wheel})"
       ;;
     guards)
       for keep in ${FLCE_GUARDS_KEEP:-0 1}; do

@@ -142,5 +142,46 @@ class RefusingZygoteTest(unittest.TestCase):
             z.close()
 
 
+class Driver:
+    """libcuda as the CUDA probe asks it: cuDeviceGetCount's answer, and whether it was asked."""
+
+    def __init__(self, answer):
+        self.answer, self.asked = answer, 0
+
+    def cuDeviceGetCount(self, count):  # noqa: N802 -- the driver's name
+        self.asked += 1
+        return self.answer
+
+
+class CudaProbeTest(unittest.TestCase):
+    def setUp(self):
+        from flce_subjects import zygote
+
+        self.zygote = zygote
+        self.children = []
+        self.real_child = zygote._probe_cuda_in_child
+        zygote._probe_cuda_in_child = lambda: self.children.append(1) or "child could not use CUDA"
+
+    def tearDown(self):
+        self.zygote._probe_cuda_in_child = self.real_child
+
+    def test_a_driver_never_initialized_needs_no_forked_child(self):
+        driver = Driver(self.zygote.CUDA_ERROR_NOT_INITIALIZED)
+        self.assertIsNone(self.zygote._probe_cuda(driver))
+        self.assertEqual((driver.asked, self.children), (1, []))
+
+    def test_an_initialized_driver_is_tried_in_a_forked_child_and_refused_on_its_answer(self):
+        driver = Driver(0)  # CUDA_SUCCESS: cuInit ran before the fork
+        self.assertEqual(self.zygote._probe_cuda(driver), "child could not use CUDA")
+        self.assertEqual(self.children, [1])
+
+    def test_no_driver_mapped_is_no_driver_asked(self):
+        # this interpreter has not touched CUDA (CPU CI has no driver at all)
+        if self.zygote._mapped_driver() is not None:
+            self.skipTest("libcuda is mapped in this test process")
+        self.assertIsNone(self.zygote._probe_cuda())
+        self.assertEqual(self.children, [])
+
+
 if __name__ == "__main__":
     unittest.main()
