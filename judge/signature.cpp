@@ -222,4 +222,11 @@ bool is_compile_failure(const std::string& outcome) {
          outcome.rfind("crash:", 0) != 0 && outcome.rfind("timeout@", 0) != 0;
 }
 
+bool same_failure(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  if (!is_compile_failure(a) || !is_compile_failure(b)) return false;
+  const size_t at = a.find("@compiled:");
+  return a.compare(0, at, b, 0, b.find("@compiled:")) == 0;
+}
+
 }  // namespace flce

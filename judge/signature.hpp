@@ -67,6 +67,10 @@ bool outcome_matches(const std::string& expected, const std::string& got);
 // An outcome line "<signature>@compiled:<stage>": the compiled run raised (trace, lowering,
 // codegen), as opposed to a numeric finding ("judge:..."), a crash or a timeout.
 bool is_compile_failure(const std::string& outcome);
+// The same failure, perhaps seen at another stage: a compile failure's stage names where the
+// ladder first showed it, and a campaign's memo of a walked signature moves later sightings from
+// the case's backend ("inductor") to the first failing stage ("eager").
+bool same_failure(const std::string& a, const std::string& b);
 
 // Outcome lines that are no verdict on the subject: "unsupported" (cannot run here) and
 // "unsupported-by-subject:<param>[+<param>...]" (the subject lacks a parameter the case uses).

@@ -74,6 +74,40 @@ TEST(Signature, LigersSoftcapCompileFailureAndItsDataDependentBranchAreTyped) {
   EXPECT_EQ(t.classify(equal, "2.11.0+cu130").id, "data-dependent-equal");
 }
 
+// Liger main under fullgraph=True on the H200 (BENCHMARKS.md, ninth round): four buckets, typed.
+TEST(Signature, LigersFullgraphFailuresAreTypedWithTheirSide) {
+  auto t = SignatureTable::load_default();
+  auto id_of = [&](const std::string& type, const std::string& msg) {
+    return t.classify({{"torch._dynamo.exc.Unsupported", "Dynamo failed", {}}, {type, msg, {}}}, "2.11.0+cu130").id;
+  };
+  EXPECT_EQ(id_of("torch._dynamo.exc.UnknownPropertiesDuringBackwardTrace",
+                  "Unknown property stride during speculating backward, dynamo will insert contiguous call ahead"),
+            "dynamo-backward-unknown-property");
+  EXPECT_EQ(id_of("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode",
+                  "Could not guard on data-dependent expression u2 > 0 (unhinted: u2 > 0).  (Size-like symbols: u2)"),
+            "guard-on-data-dependent");
+  EXPECT_EQ(id_of("torch.fx.experimental.symbolic_shapes.PendingUnbackedSymbolNotFound",
+                  "Pending unbacked symbols {zuf6, zuf7} not in returned outputs (FakeTensor(...))"),
+            "pending-unbacked-symbol");
+  EXPECT_EQ(id_of("builtins.AttributeError", "'SymNodeVariable' object has no attribute 'value'"),
+            "dynamo-symnode-no-value");
+  EXPECT_NE(id_of("builtins.AttributeError", "'TensorVariable' object has no attribute 'value'"), "dynamo-symnode-no-value");
+  // A data-dependent guard can come from any branch of any subject: generic, walked per graph.
+  Signature g = t.classify({{"torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode",
+                             "Could not guard on data-dependent expression Eq(u0, 1)", {}}}, "2.11.0+cu130");
+  EXPECT_TRUE(g.generic);
+}
+
+// A walked signature's later sightings name its first failing stage, not the case's backend.
+TEST(Signature, TheSameFailureAtAnotherStage) {
+  EXPECT_TRUE(same_failure("data-dependent-equal@compiled:inductor", "data-dependent-equal@compiled:eager"));
+  EXPECT_FALSE(same_failure("data-dependent-equal@compiled:inductor", "tier1-decomposition@compiled:inductor"));
+  EXPECT_FALSE(same_failure("judge:loss:out-of-bounds@compiled", "judge:loss:nonfinite@compiled"));
+  EXPECT_FALSE(same_failure("crash:SIGABRT@compiled:inductor", "crash:SIGSEGV@compiled:inductor"));
+  EXPECT_FALSE(same_failure("data-dependent-equal@compiled:eager", "pass"));
+  EXPECT_TRUE(same_failure("pass", "pass"));
+}
+
 // The catch-all for fake-tensor propagation is known but generic: two graphs that raise it may be
 // two bugs, so a campaign walks its ladder per graph, as for an unknown one.
 TEST(Signature, TheFakeTensorCatchAllIsGeneric) {

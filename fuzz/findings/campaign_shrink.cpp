@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "case/case.hpp"
+#include "judge/signature.hpp"
 #include "fuzz/findings/cuda_fault.hpp"
 #include "fuzz/findings/emit_python.hpp"
 #include "fuzz/findings/history_shrink.hpp"
@@ -117,7 +118,7 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
     MinimizeResult r = minimize(c, mo);
     f.shrink_runs += r.runs;
     f.min_elements = case_size(r.minimized).elements;
-    if (r.outcome != f.signature) {
+    if (!same_failure(r.outcome, f.signature)) {
       f.shrink = "lost: " + r.outcome;  // not this finding any more (flaky, or depends on history)
       f.shrink = shrink_lost(fdir, c, f, worker, o, signatures, f.shrink);
     } else {
