@@ -2,8 +2,9 @@
 # Run THERE (the GPU box), from scripts/gpu_run.sh's `session` step, after flce is built: the
 # measurements still open in issues #20-#22, as parts picked by FLCE_PARTS (run in the order
 # given, each alone on the box, each skipped when the call's deadline would cut it):
-#   warm       one `import torch` and Liger (a tree flce exported, else the wheel), nothing timed:
-#              the page cache a later part's campaign would find on a box that ran one before
+#   warm       one `import torch` and Liger (a tree flce exported, else the wheel) through the
+#              campaigns' bytecode cache: the page and bytecode caches a later part's campaign would
+#              find on a box that ran one before (pre-s199 after a warm without it: preload 22 s)
 #   startup    scripts/startup_profile.py on the seed's case, twice (the first on a fresh box is cold):
 #              where a worker's seconds go before its first case (time to tier 1)
 #   short      the compiled-Liger illegal memory access and the compiled-loss cases: their short
@@ -69,7 +70,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in ten) need=360 ;; warm) need=30 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; esac
+  case $part in ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; esac
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
   stamp "$part"
@@ -98,7 +99,9 @@ for part in ${FLCE_PARTS:-short main-s31}; do
     warm)
       tree=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/flce/trees/*/src 2>/dev/null | head -1)
       t0=$(date +%s.%N)
-      PYTHONPATH=${tree:+$tree:}${PYTHONPATH:-} timeout 90 python3 -c "import torch, liger_kernel.transformers.functional" \
+      # with the campaigns' bytecode cache (process/bytecode_cache.cpp), which a new machine lacks
+      PYTHONPYCACHEPREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/flce/pycache PYTHONDONTWRITEBYTECODE= \
+        PYTHONPATH=${tree:+$tree:}${PYTHONPATH:-} timeout 90 python3 -c "import torch, liger_kernel.transformers.functional" \
         >"$S/warm.log" 2>&1
       echo "== warm: exit $? in $(python3 -c "import time; print(round(time.time() - $t0, 1))") s (${tree:-the wheel})"
       ;;
