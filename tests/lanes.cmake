@@ -3,7 +3,7 @@
 # first repeat; dynamic-shape cases hold at most their share of the compiled lane. Included from
 # tests/CMakeLists.txt it registers the tests; run with -P -DPART=<name> it is the test itself.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(part eager resume memo deferred spare dynamic)
+  foreach(part eager resume memo deferred spare dynamic stage_shrink)
     add_test(NAME campaign_lanes_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR} -DPY=${FLCE_PYTHON}
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/campaign_lanes_${part} -DPART=${part} -P ${CMAKE_CURRENT_LIST_FILE})
     set_tests_properties(campaign_lanes_${part} PROPERTIES LABELS "python" TIMEOUT 600)
@@ -31,6 +31,14 @@ endfunction()
 
 # EAGER_LADDERS: how many of the ladders in report.json `rj` have a key matching `pattern`;
 # each must have been walked once and break first at `eager` (the planted bugs break there).
+function(plugknown dir)  # a plug-in whose compiled graphs raise data-dependent-equal's text at every rung
+  file(WRITE ${dir}/plugknown.py "import torch\nfrom flce_subjects import compiled_tap, model\n\n\n"
+       "def _tap(x: torch.Tensor) -> torch.Tensor:\n"
+       "    raise RuntimeError('DataDependentOutputException: aten.equal.default (planted)')\n\n\n"
+       "VARIANT, flce, version = compiled_tap.tapped('plug-known', _tap, lambda x: torch.empty_like(x))\n"
+       "supports = model.supports\n")
+endfunction()
+
 function(eager_ladders rj pattern what)
   set(count 0)
   string(JSON nl LENGTH "${rj}" ladders)
@@ -272,11 +280,7 @@ elseif(PART STREQUAL "deferred")
   # eager rung and held the compiled lane of seven of ten campaigns for its whole --case-timeout,
   # and deferred without the known stage the seed's tier 1 showed as a new `:inductor` finding.
   set(P ${WORK}/plugknown)
-  file(WRITE ${P}/plugknown.py "import torch\nfrom flce_subjects import compiled_tap, model\n\n\n"
-       "def _tap(x: torch.Tensor) -> torch.Tensor:\n"
-       "    raise RuntimeError('DataDependentOutputException: aten.equal.default (planted)')\n\n\n"
-       "VARIANT, flce, version = compiled_tap.tapped('plug-known', _tap, lambda x: torch.empty_like(x))\n"
-       "supports = model.supports\n")
+  plugknown(${P})
   set(common --minutes 5 --max-cases 4 --subject plugknown:flce --subject-path ${P} --lanes compiled=1
              --analysis-workers 1 --seed 5 --family 4 --candidates 1 --minimize-s 0 --grace-s 240 --quiet)
   campaign(${common} --out ${WORK}/known-a --walk-ladders-in-lane)
@@ -311,6 +315,31 @@ elseif(PART STREQUAL "deferred")
   message(STATUS "values: ${LANE_CASES} compiled cases, lane ladder ${LANE_LADDER_MS} ms, ${judged} value ladders, walked ${walked}")
   require("values: the lane walked (${LANE_LADDER_MS} ms of ladder)" LANE_LADDER_MS EQUAL 0)
   require("values: no value ladder walked off the lane" judged GREATER 0 AND walked EQUAL judged)
+elseif(PART STREQUAL "stage_shrink")
+  # The walk of a signature names later sightings by its first failing stage (eager here), while
+  # the finding keeps its first sighting's, the lane's rung (inductor). The shrink must keep such a
+  # finding: on the H200 (main-s197) it shrank three fullgraph findings from 206 to 4 input
+  # elements and then called each "lost", comparing the two stages as strings.
+  set(P ${WORK}/plugknown)
+  plugknown(${P})
+  set(D ${WORK}/c)
+  campaign(--minutes 5 --max-cases 4 --subject plugknown:flce --subject-path ${P} --lanes compiled=1
+           --analysis-workers 1 --seed 5 --family 4 --candidates 1 --minimize-s 60 --grace-s 400 --quiet --out ${D})
+  file(READ ${D}/state.json sj)
+  string(JSON nf LENGTH "${sj}" findings)
+  set(checked 0)
+  math(EXPR last "${nf} - 1")
+  foreach(i RANGE ${last})
+    string(JSON sig GET "${sj}" findings ${i} signature)
+    string(JSON shrink GET "${sj}" findings ${i} shrink)
+    message(STATUS "finding ${sig}: shrink '${shrink}'")
+    if(sig MATCHES "^data-dependent-equal@compiled:")
+      require("the shrink of ${sig} lost it: '${shrink}'" NOT shrink MATCHES "^lost")
+      require("the shrink of ${sig} did not end: '${shrink}'" shrink MATCHES "^(minimized|smallest|budget)")
+      math(EXPR checked "${checked} + 1")
+    endif()
+  endforeach()
+  require("no data-dependent-equal finding (${nf} findings)" checked GREATER 0)
 elseif(PART STREQUAL "dynamic")
   # Issue #21: dynamic=True cases (25-45 s compiles of Liger on the H200, and a dynamic finding's
   # neighbours are dynamic too) hold at most a quarter of the compiled slots, at least one: with

@@ -95,10 +95,16 @@ def _probe_cuda(driver=None):
         path = _mapped_driver()
         if path is None:
             return None
-        driver = ctypes.CDLL(path)  # already mapped: this loads nothing
+        try:
+            driver = ctypes.CDLL(path)  # already mapped: this loads nothing
+        except OSError:
+            return _probe_cuda_in_child()
     count = ctypes.c_int(0)
-    if driver.cuDeviceGetCount(ctypes.byref(count)) == CUDA_ERROR_NOT_INITIALIZED:
-        return None
+    try:
+        if driver.cuDeviceGetCount(ctypes.byref(count)) == CUDA_ERROR_NOT_INITIALIZED:
+            return None
+    except AttributeError:  # a driver without the symbol: let the child decide
+        pass
     return _probe_cuda_in_child()
 
 
