@@ -22,6 +22,13 @@
 #              flce run (the whole ladder), flce minimize (90 s), the minimum's repro.py checked alone
 #              (flce repro --check) and flce report; then the known ignored-targets case's script
 #              checked alone (BENCHMARKS: it did not reproduce alone by hand)
+#   oob        the compiled-only numeric findings of main-s199 (scripts/cases/liger-compiled-oob-*) and,
+#              for comparison, the known compiled illegal memory access: flce run (the whole ladder),
+#              the script written and checked alone, and the script under compute-sanitizer memcheck
+#              (an out-of-bounds read that does not fault shows there as an invalid read; torch's
+#              caching allocator off, so a read past a tensor inside its pool shows too);
+#              FLCE_OOB_MEMCHECK_ONLY=1: only the scripts and memcheck
+#   pins       flce replay of the fullgraph pins on main (corpus/cases/liger-fullgraph-*)
 #   guards     the dynamic-shape case that hung six of ten compiled lanes (scripts/cases/), one
 #              `flce run` on main as the host runs now, then one with the trace handler kept
 #              (FLCE_KEEP_TRACE_HANDLER=1: quiet() as before, torch 2.11 formatting every guard)
@@ -71,7 +78,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; esac
+  case $part in ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; oob) need=200 ;; pins) need=60 ;; esac
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
   stamp "$part"
@@ -138,6 +145,41 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       timeout 200 "$FLCE" repro corpus/cases/liger-compiled-loss-ignored-targets.json "${G[@]}" --emit-python \
         -o "$d/repro.py" --check >"$d/check.log" 2>&1
       echo "== ignored-targets: check exit $? $(grep -E '^(flce repro:|script alone:|CHECKED|SCRIPT DIFFERS)' "$d/check.log" | tr '\n' ' ' | cut -c1-400)"
+      ;;
+    oob)
+      G=(--subject liger --subject-git "$REPO@main")
+      CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+      for c in scripts/cases/liger-compiled-oob-fp32-smoothing scripts/cases/liger-compiled-oob-z-loss \
+               corpus/cases/liger-compiled-ima-ce-weight; do
+        n=${c##*/}; d=$S/oob/$n
+        mkdir -p "$d"
+        cp "$c.json" "$d/case.json"
+        if [[ -z ${FLCE_OOB_MEMCHECK_ONLY:-} ]]; then
+          timeout 150 "$FLCE" run "$d/case.json" "${G[@]}" --json >"$d/report.json" 2>"$d/run.log"
+          echo "== $n: run exit $? $(python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(r.get('outcome'), \
+            r.get('first_failing_stage'), [(s['backend'], s['pass']) for s in r.get('ladder', [])])" "$d/report.json" 2>&1 | cut -c1-300)"
+          timeout 200 "$FLCE" repro "$d/case.json" "${G[@]}" --emit-python -o "$d/repro.py" --check >"$d/check.log" 2>&1
+          echo "   check exit $? $(grep -E '^(flce repro:|script alone:|CHECKED|SCRIPT DIFFERS)' "$d/check.log" | tr '\n' ' ' | cut -c1-400)"
+        else
+          timeout 200 "$FLCE" repro "$d/case.json" "${G[@]}" --emit-python -o "$d/repro.py" >"$d/emit.log" 2>&1
+          echo "== $n: emit exit $?"
+        fi
+        if [[ -n $CS && -f $d/repro.py ]]; then
+          # no caching allocator: memcheck sees only cudaMalloc's bounds, not a block inside torch's pool
+          (cd /tmp && PYTHONPATH=$(main_src) PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 240 "$CS" --tool memcheck --print-limit 20 python3 "$d/repro.py" \
+             >"$d/memcheck.log" 2>&1; echo "exit $?" >>"$d/memcheck.log")
+          echo "   memcheck: $(grep -cE 'Invalid __global__ (read|write)' "$d/memcheck.log") invalid accesses printed;" \
+            "$(grep -oE 'Invalid __global__ (read|write) of size [0-9]+ bytes' "$d/memcheck.log" | sort | uniq -c | tr '\n' ' ')" \
+            "$(grep -oE '^=+ +at [A-Za-z_0-9]+' "$d/memcheck.log" | sort | uniq -c | head -3 | tr '\n' ' ')" \
+            "$(grep -E 'ERROR SUMMARY|^(REPRODUCED|NOT REPRODUCED)|^exit' "$d/memcheck.log" | tr '\n' ' ')"
+        else
+          echo "   memcheck: compute-sanitizer not on this box"
+        fi
+      done
+      ;;
+    pins)
+      timeout 300 "$FLCE" replay --only liger-fullgraph- --subject-git "$REPO@main" >"$S/pins.log" 2>&1
+      echo "== pins: replay exit $?"; grep -E 'liger-fullgraph' "$S/pins.log" | cut -c1-300
       ;;
     short)
       "$FLCE" run corpus/cases/liger-fp32-default.json --subject liger --subject-git "$REPO@main" >/dev/null 2>&1  # exports main

@@ -3,6 +3,7 @@
 // CUDA_LAUNCH_BLOCKING=1 traceback of a Triton launch), and the re-run's skip where no GPU is.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +92,12 @@ TEST(CudaFault, CommandsRunLaunchBlockingThenSanitizer) {
   EXPECT_EQ(c[1].front(), r.sanitizer);
   EXPECT_EQ(c[1][1], "--tool");
   EXPECT_EQ(c[1][2], "memcheck");
+  // the target without torch's caching allocator, else a read past a tensor inside its pool passes
+  const auto& m = c[1];
+  const auto env_at = std::find(m.begin(), m.end(), "/usr/bin/env");
+  ASSERT_NE(env_at, m.end());
+  EXPECT_EQ(*(env_at + 1), "PYTORCH_NO_CUDA_MEMORY_CACHING=1");
+  EXPECT_EQ(std::vector<std::string>(env_at + 2, m.end()), (std::vector<std::string>{"/venv/bin/python", "/f/repro.py", "--verbose"}));
   EXPECT_EQ(std::string(kCudaFaultEnv[0]), "CUDA_LAUNCH_BLOCKING=1");
 }
 

@@ -223,7 +223,10 @@ std::string find_compute_sanitizer() {
 std::vector<std::vector<std::string>> cuda_fault_commands(const CudaFaultRerun& r) {
   std::vector<std::vector<std::string>> cmds{{r.python, r.script, "--verbose"}};
   if (!r.sanitizer.empty())
-    cmds.push_back({r.sanitizer, "--tool", "memcheck", "--print-limit", "10", r.python, r.script, "--verbose"});
+    // torch's caching allocator off for memcheck: it sees cudaMalloc's bounds only, so a read past
+    // a tensor into the rest of the pool's block would pass unseen (PyTorch's CUDA semantics notes)
+    cmds.push_back({r.sanitizer, "--tool", "memcheck", "--print-limit", "10", "/usr/bin/env", kNoCachingAllocator,
+                    r.python, r.script, "--verbose"});
   return cmds;
 }
 

@@ -58,8 +58,10 @@ struct CudaFaultRerun {
 };
 
 // The runs, in order: the launch-blocking one, then the sanitizer one (when configured).
-// Each is argv; the environment is kCudaFaultEnv plus PYTHONPATH and CUDA_VISIBLE_DEVICES.
+// Each is argv; the environment is kCudaFaultEnv plus PYTHONPATH and CUDA_VISIBLE_DEVICES; the
+// sanitizer's target also runs without torch's caching allocator (kNoCachingAllocator, through env).
 std::vector<std::vector<std::string>> cuda_fault_commands(const CudaFaultRerun& r);
+inline constexpr const char* kNoCachingAllocator = "PYTORCH_NO_CUDA_MEMORY_CACHING=1";  // the sanitizer run's
 inline constexpr const char* kCudaFaultEnv[] = {"CUDA_LAUNCH_BLOCKING=1", "PYTHONFAULTHANDLER=1",
                                                 "TORCHINDUCTOR_COMPILE_THREADS=1"};
 
