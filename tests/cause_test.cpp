@@ -13,6 +13,7 @@
 #include "fuzz/findings/analyze.hpp"
 #include "fuzz/findings/cause.hpp"
 #include "fuzz/findings/known.hpp"
+#include "judge/signature.hpp"
 
 namespace flce {
 namespace {
@@ -361,6 +362,42 @@ TEST(FindingBook, UnanalyzedFindingsKeepTheirOutcomeLineAndCrashesNeedNoAnalysis
   EXPECT_TRUE(fc.fresh);
   EXPECT_FALSE(fc.analyze);
   EXPECT_EQ(fc.finding->cause_status, CauseStatus::NONE);
+}
+
+// Main-s223 (H200): a typed compile failure first seen at the case's backend before its deferred
+// ladder walk ("...@compiled:inductor"), then, once walked, at its first failing stage
+// ("...@compiled:eager"); its analysis ran out of budget, so both sightings were keyed by outcome
+// line. They are one bug: one finding, the later sighting counted there.
+TEST(FindingBook, AnUnanalyzedCompileFailureSeenAtAnotherStageIsOneFinding) {
+  TempDir d;
+  CampaignState st;
+  KnownList none;
+  FindingBook book(d.p, st, none, false);
+  Case c;
+  c.compile.fullgraph = true;
+  auto compile_sighting = [&](const std::string& key, const std::string& stage) {
+    Sighting s;
+    s.key = key;
+    s.lane = "compiled";
+    s.case_json = to_json(c, -1);
+    s.outcome = "dynamo-symnode-no-value@compiled:" + stage;
+    s.report = nlohmann::json::object();
+    return s;
+  };
+  auto first = book.file(compile_sighting("a", "inductor"), 1.0);
+  ASSERT_TRUE(first.fresh && first.analyze);
+  EXPECT_EQ(book.file(compile_sighting("b", "eager"), 2.0).finding, nullptr);  // parked meanwhile
+  AnalyzeResult r;
+  r.status = CauseStatus::NOT_RUN;
+  r.note = "budget: 6 of 8 features tried";
+  book.resolve(first.analyze->finding_id, r, 3.0);
+  book.file(compile_sighting("c", "eager"), 4.0);
+  book.close("the campaign ended", 5.0);
+  ASSERT_EQ(st.findings.size(), 1u);
+  EXPECT_EQ(st.findings[0].count, 3);
+  EXPECT_EQ(st.findings[0].signature, "dynamo-symnode-no-value@compiled:inductor");
+  // a numeric finding's line stays exact: another output is another line
+  EXPECT_FALSE(same_failure("judge:loss:out-of-bounds@compiled", "judge:grad_input:out-of-bounds@compiled"));
 }
 
 // The pinned case of Liger main's softcap regression, as corpus/cases has it (fp32, softcap,

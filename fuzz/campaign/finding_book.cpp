@@ -5,6 +5,7 @@
 #include <map>
 
 #include "fuzz/campaign/campaign_report.hpp"
+#include "judge/signature.hpp"
 #include "report/write.hpp"
 
 namespace flce {
@@ -63,7 +64,8 @@ Finding* FindingBook::match(const FailureClass& fc, const std::string& outcome, 
     if (f.cause_status == CauseStatus::ABLATED && carries(c, f.essential) &&
         (!best || f.essential.size() > best->essential.size()))
       best = &f;
-    if ((f.cause_status == CauseStatus::NOT_RUN || f.cause_status == CauseStatus::NONE) && f.signature == outcome)
+    // by line, but a compile failure seen at another stage (walked since: inductor -> eager) is the same
+    if ((f.cause_status == CauseStatus::NOT_RUN || f.cause_status == CauseStatus::NONE) && same_failure(f.signature, outcome))
       by_line = &f;
   }
   return best ? best : by_line;
@@ -187,7 +189,8 @@ std::vector<AnalysisRequest> FindingBook::resolve(const std::string& id, const A
     if (&g == f) return false;
     return r.status == CauseStatus::ABLATED
                ? g.cause_status == CauseStatus::ABLATED && g.cause == r.cause
-               : (g.cause_status == CauseStatus::NOT_RUN || g.cause_status == CauseStatus::NONE) && g.signature == f->signature;
+               : (g.cause_status == CauseStatus::NOT_RUN || g.cause_status == CauseStatus::NONE) &&
+                     same_failure(g.signature, f->signature);
   };
   f->cause_status = r.status == CauseStatus::ABLATED ? CauseStatus::ABLATED : CauseStatus::NOT_RUN;
   if (f->cause_status == CauseStatus::ABLATED) f->cause = r.cause;
@@ -277,7 +280,8 @@ void FindingBook::close(const std::string& why, double at_s) {
     auto fc = failure_of(s);
     Finding* f = nullptr;
     for (auto& x : st_.findings)
-      if ((x.cause_status == CauseStatus::NOT_RUN || x.cause_status == CauseStatus::NONE) && x.signature == s.outcome) f = &x;
+      if ((x.cause_status == CauseStatus::NOT_RUN || x.cause_status == CauseStatus::NONE) && same_failure(x.signature, s.outcome))
+        f = &x;
     if (f) {
       count(*f, s, fc);
       continue;
