@@ -10,7 +10,8 @@
 #   short      the compiled-Liger illegal memory access and the compiled-loss cases: their short
 #              scripts (flce repro --emit-python) written and run alone, 3 times each, on main
 #   main-sS    Liger main alone, default lanes, S = seed (1.5 min; FLCE_MAIN_MIN); analyses get 30 s of
-#              the 60 s grace, so new findings are shrunk and their scripts checked alone (--check-repros)
+#              the 90 s grace and the shrink keeps 30 s for the check, so new findings are shrunk and
+#              their scripts checked alone (--check-repros)
 #   pre-sS     the tree before Liger #1362 alone, default lanes (1 min): the softcap compile failure
 #   eagerT-sS  the eager lane, 8 workers, T = main or wheel (0.8.5), 1.5 min (FLCE_EAGER_MIN)
 #   ten        ten campaigns side by side, 2 workers each, 5 minutes (trees as gpu_campaigns.sh b2)
@@ -78,7 +79,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; oob) need=200 ;; pins) need=60 ;; esac
+  case $part in main-*) need=180 ;; ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; oob) need=200 ;; pins) need=60 ;; esac
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
   stamp "$part"
@@ -198,7 +199,7 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       ;;
     main-s*)
       campaign "$part" --subject liger --subject-git "$REPO@main" --minutes "${FLCE_MAIN_MIN:-1.5}" --seed "$seed" \
-        --known corpus/expectations.json --minimize-s 20 --grace-s 60 --analyze-s 30 --case-timeout 120 --check-repros
+        --known corpus/expectations.json --minimize-s 20 --grace-s 90 --analyze-s 30 --case-timeout 120 --check-repros
       ;;
     pre-s*)
       campaign "$part" --subject liger --subject-git "$REPO@c5bda07f^" --minutes 1 --seed "$seed" \

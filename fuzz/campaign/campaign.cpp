@@ -69,6 +69,7 @@ constexpr int kMaxStartupFailures = 3;    // in a row: flce itself is broken, no
 // this machine's disk: per case, it capped the eager lane at ~40 cases/s whatever the workers.
 // A kill -9 reruns at most the cases of this window; none is recorded twice.
 constexpr double kCommitEveryS = 0.25;
+constexpr double kCheckReserveS = 30;  // --check-repros: the grace kept for one script run alone
 // "Subject unusable": this many first cases, from at least two graph configurations, all
 // failed the same way at the call (see Campaign::watch_usable).
 constexpr size_t kUnusableAfter = 3;
@@ -1397,7 +1398,11 @@ CampaignResult Campaign::run() {
   if (o_.minimize_s > 0 && !g_stop && unusable_.empty() && post_left() > 0) {
     ShrinkOptions so;
     so.worker = launch_;
-    so.per_finding_s = std::min(o_.minimize_s, post_left()), so.case_timeout_s = o_.case_timeout_s;
+    // --check-repros: the shrink leaves the check its time (a fresh interpreter, one compile: 15-17 s for
+    // Liger's compiled findings on the H200), else a compiled shrink's last try ends the grace and no
+    // script is checked (main-s199/s223); at least one try, so a repro.py to check is written.
+    const double reserve = o_.check_repros ? std::min(o_.case_timeout_s, kCheckReserveS) : 0.0;
+    so.per_finding_s = std::min(o_.minimize_s, std::max(1.0, post_left() - reserve)), so.case_timeout_s = o_.case_timeout_s;
     so.gpus = gpus;
     so.parallel = o_.workers;
     so.check_alone = o_.check_repros;
