@@ -28,7 +28,7 @@
 #              the script written and checked alone, and the script under compute-sanitizer memcheck
 #              (an out-of-bounds read that does not fault shows there as an invalid read; torch's
 #              caching allocator off, so a read past a tensor inside its pool shows too);
-#              FLCE_OOB_MEMCHECK_ONLY=1: only the scripts and memcheck
+#              FLCE_OOB_MEMCHECK_ONLY=1: only the scripts and memcheck; FLCE_OOB_CASES: other cases
 #   pins       flce replay of the fullgraph pins on main (corpus/cases/liger-fullgraph-*)
 #   guards     the dynamic-shape case that hung six of ten compiled lanes (scripts/cases/), one
 #              `flce run` on main as the host runs now, then one with the trace handler kept
@@ -150,8 +150,8 @@ for part in ${FLCE_PARTS:-short main-s31}; do
     oob)
       G=(--subject liger --subject-git "$REPO@main")
       CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
-      for c in scripts/cases/liger-compiled-oob-fp32-smoothing scripts/cases/liger-compiled-oob-z-loss \
-               corpus/cases/liger-compiled-ima-ce-weight; do
+      for c in ${FLCE_OOB_CASES:-scripts/cases/liger-compiled-oob-fp32-smoothing scripts/cases/liger-compiled-oob-z-loss \
+               corpus/cases/liger-compiled-ima-ce-weight}; do
         n=${c##*/}; d=$S/oob/$n
         mkdir -p "$d"
         cp "$c.json" "$d/case.json"
