@@ -43,6 +43,9 @@ _LAZY_ENV = frozenset(
 _HOST_ARGS = ["-m", "flce_subjects.subprocess_worker"]
 
 
+_warming = None  # the bytecode warm-up (warm_bytecode.py) this zygote started, if any
+
+
 def _preload(subject, subject_path, phases):
     """What a host's first calls (describe, capabilities) import; None, or why forks are refused.
     `phases` gets the ms of each step (where a campaign's time to its first case goes)."""
@@ -59,6 +62,12 @@ def _preload(subject, subject_path, phases):
         import torch
 
         lap("torch")  # timed apart from the subject's own import
+        from . import warm_bytecode
+
+        global _warming
+        _warming = warm_bytecode.maybe_start(torch.__version__)  # on another core, while the subject imports
+        if _warming is not None:
+            lap("warm_bytecode")  # the phase's presence says this zygote started one
         from . import host_api, subprocess_worker
 
         info = subprocess_worker._describe({"subject": subject, "subject_path": subject_path})

@@ -7,12 +7,14 @@ the C++ side; the campaign tests run every host through it).
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 
 import support
@@ -181,6 +183,68 @@ class CudaProbeTest(unittest.TestCase):
             self.skipTest("libcuda is mapped in this test process")
         self.assertIsNone(self.zygote._probe_cuda())
         self.assertEqual(self.children, [])
+
+
+class WarmBytecodeTest(unittest.TestCase):
+    """The zygote's bytecode warm-up (flce_subjects/warm_bytecode.py): started once per prefix and
+    torch, only where flce keeps the bytecode, and what it writes is the compile stack's."""
+
+    def setUp(self):
+        from flce_subjects import warm_bytecode
+
+        self.wb = warm_bytecode
+        self.prefix = tempfile.mkdtemp(prefix="flce-warm-test-")
+        self.addCleanup(shutil.rmtree, self.prefix, True)
+        self.started = []
+
+    def popen(self, args, **_):
+        self.started.append(args)
+        return types.SimpleNamespace(pid=12345, args=args)
+
+    def start(self, version="9.9"):
+        return self.wb.maybe_start(version, prefix=self.prefix, popen=self.popen, dont_write=False)
+
+    def test_starts_once_where_the_marker_and_a_fresh_lock_are_absent(self):
+        self.assertIsNotNone(self.start())
+        lock = self.wb.marker_path(self.prefix, "9.9") + ".lock"
+        self.assertEqual(self.started, [[sys.executable, "-m", "flce_subjects.warm_bytecode", lock]])
+        self.assertIsNone(self.start(), "a second zygote while the first warm-up runs")
+        self.assertIsNotNone(self.start("10.0"), "another torch has its own marker")
+        with open(self.wb.marker_path(self.prefix, "9.8"), "w"):
+            pass
+        self.assertIsNone(self.start("9.8"), "done before")
+        self.assertEqual(len(self.started), 2)
+
+    def test_takes_over_a_stale_lock(self):
+        lock = self.wb.marker_path(self.prefix, "9.9") + ".lock"
+        with open(lock, "w"):
+            pass
+        old = time.time() - self.wb.STALE_LOCK_S - 60
+        os.utime(lock, (old, old))
+        self.assertIsNotNone(self.start())
+
+    def test_nothing_where_python_keeps_its_own_bytecode(self):
+        self.assertIsNone(self.wb.maybe_start("9.9", prefix="", popen=self.popen, dont_write=False))
+        self.assertIsNone(self.wb.maybe_start("9.9", prefix=self.prefix, popen=self.popen, dont_write=True))
+        self.assertEqual(self.started, [])
+
+    def test_writes_the_compile_stacks_bytecode_then_its_marker(self):
+        env = dict(_env(), PYTHONPYCACHEPREFIX=self.prefix, PYTHONDONTWRITEBYTECODE="")
+        version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], env=env,
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        lock = self.wb.marker_path(self.prefix, version) + ".lock"
+        with open(lock, "w"):
+            pass
+        r = subprocess.run([sys.executable, "-m", "flce_subjects.warm_bytecode", lock], env=env,
+                           capture_output=True, text=True, timeout=REPLY_TIMEOUT_S)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertFalse(os.path.exists(lock))
+        self.assertTrue(os.path.exists(self.wb.marker_path(self.prefix, version)))
+        written = {os.path.basename(root) + "/" + f
+                   for root, _, files in os.walk(self.prefix) for f in files if f.endswith(".pyc")}
+        self.assertGreater(len(written), 500, sorted(written)[:20])
+        for module in ("_inductor/compile_fx", "_functorch/partitioners", "_dynamo/convert_frame"):
+            self.assertTrue(any(w.startswith(module) for w in written), f"no bytecode for torch.{module}")
 
 
 if __name__ == "__main__":
