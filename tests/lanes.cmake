@@ -3,7 +3,7 @@
 # first repeat; dynamic-shape cases hold at most their share of the compiled lane. Included from
 # tests/CMakeLists.txt it registers the tests; run with -P -DPART=<name> it is the test itself.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(part eager resume memo deferred spare dynamic stage_shrink)
+  foreach(part eager resume memo deferred spare dynamic stage_shrink lend)
     add_test(NAME campaign_lanes_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR} -DPY=${FLCE_PYTHON}
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/campaign_lanes_${part} -DPART=${part} -P ${CMAKE_CURRENT_LIST_FILE})
     set_tests_properties(campaign_lanes_${part} PROPERTIES LABELS "python" TIMEOUT 600)
@@ -237,6 +237,23 @@ elseif(PART STREQUAL "memo")
     endif()
   endforeach()
   require("no case repeated a known failure" retired)
+elseif(PART STREQUAL "lend")
+  # Issue #21: while exploring, an analysis borrows an eager slot, not a compiled one, even for a
+  # compiled finding (model-bug-trace-error: every compile raises, eager passes). No analysis
+  # worker of its own, so the finding's analysis must borrow. On the H200 lending one of four
+  # compiled slots to analyses held main's compiled lane at 29 graph configurations a minute.
+  set(D ${WORK}/lend)
+  campaign(--minutes 0.75 --max-cases 100000 --out ${D} --subject model-bug-trace-error --lanes eager=1,compiled=1
+           --analysis-workers 0 --seed 5 --family 4 --candidates 1 --minimize-s 0 --grace-s 120 --quiet)
+  file(READ ${D}/report.json rj)
+  string(JSON analyses GET "${rj}" analyses)
+  string(JSON le ERROR_VARIABLE e1 GET "${rj}" analyses lent_eager)
+  string(JSON lc ERROR_VARIABLE e2 GET "${rj}" analyses lent_compiled)
+  message(STATUS "analyses: ${analyses}")
+  require("no analysis borrowed the eager slot: ${analyses}" NOT e1 AND le GREATER 0)
+  require("an analysis borrowed the compiled slot while exploring: ${analyses}" e2 OR lc EQUAL 0)
+  file(READ ${D}/report.md md)
+  require("report.md lacks the lent slots' lanes" md MATCHES "on a lane's lent slot \\([1-9][0-9]* eager, 0 compiled\\)")
 elseif(PART STREQUAL "deferred")
   # Issue #21 item 2: a compile failure of no known signature (model-bug-trace-error: every trace
   # raises) is recorded at once, with the compiled run's own rung, and its ladder is walked

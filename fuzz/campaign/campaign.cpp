@@ -235,6 +235,8 @@ class Campaign {
   void poll_analyses();
   void finish_analyses(double budget_s);
   size_t max_analyses(Lane l) const;
+  Lane lending_lane(Lane found) const;  // whose slots an analysis borrows (the eager lane while exploring)
+  size_t lendable(Lane l) const;        // how many of them at once
   size_t own_jobs() const {  // analyses and walks running on analysis workers of their own
     return std::count_if(jobs_.begin(), jobs_.end(), [](const AnalysisJob& j) { return j.slot == AnalysisJob::kOwnWorker; });
   }
@@ -304,7 +306,7 @@ class Campaign {
   std::vector<AnalysisRequest> queued_;  // analyses waiting for a slot of their lane
   volatile std::sig_atomic_t analysis_stop_ = 0;
   int analyses_started_ = 0;
-  std::map<std::string, int> analyses_run_;  // "own" (an analysis worker) / "lent" (a lane's slot)
+  std::map<std::string, int> analyses_run_;  // "own" (an analysis worker) / "lent" (a lane's slot), "lent_<lane>"
   int64_t neighbours_dropped_ = 0;           // neighbours of findings the known list explains, not run
   bool finishing_ = false;  // exploration is over: queued analyses run whatever the subject did
   std::string pending_stacks_;  // i15b: stacks.txt of the timeout being recorded
@@ -810,8 +812,27 @@ size_t Campaign::max_analyses(Lane l) const {
   return n / 4;
 }
 
+// The lane whose slots an analysis borrows while exploring: the eager lane where the campaign
+// has one, whichever lane found the failure, with the compiled lane's share added to its own.
+// An eager slot runs a case in a tenth of a second, a compiled one in seconds, and new graph
+// configurations are what the compiled lane is for: on the H200 (main-s227 and -s229, default
+// lanes) five or six analyses borrowed one of the four compiled slots for most of the run, and
+// the lane covered 29 graph configurations a minute. The analysis runs in a fresh worker of its
+// own either way; the slot only bounds how many run at once. Once exploration is over, the
+// finding's own lane, every slot.
+Lane Campaign::lending_lane(Lane found) const {
+  if (finishing_) return found;
+  const bool has_eager = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lane == Lane::EAGER; });
+  return has_eager ? Lane::EAGER : found;
+}
+
+size_t Campaign::lendable(Lane l) const {
+  if (finishing_ || l != Lane::EAGER) return max_analyses(l);
+  return max_analyses(Lane::EAGER) + max_analyses(Lane::COMPILED);
+}
+
 void Campaign::start_analysis(const AnalysisRequest& r) {
-  const Lane lane = lane_named(r.found_in).value_or(Lane::COMPILED);
+  const Lane lane = lending_lane(lane_named(r.found_in).value_or(Lane::COMPILED));
   if (analysis_stop_ || (!st_.subject_ran && !finishing_)) {
     // While no case has produced outputs the subject may be unusable (watch_usable): its first
     // failures decide that, and analyzing them first would only delay the verdict.
@@ -828,11 +849,11 @@ void Campaign::start_analysis(const AnalysisRequest& r) {
     // whose case is in flight (it takes no new case when that ends). None of the lane left to
     // lend, or at its share: queued.
     const size_t lent = std::count_if(jobs_.begin(), jobs_.end(), [&](const AnalysisJob& j) {
-      return j.slot != AnalysisJob::kOwnWorker && lane_named(j.req.found_in).value_or(Lane::COMPILED) == lane;
+      return j.slot != AnalysisJob::kOwnWorker && slots_[j.slot].lane == lane;
     });
     for (auto& s : slots_)
       if (s.lane == lane && !s.held && (!lend || (s.st == Slot::IDLE && lend->st != Slot::IDLE))) lend = &s;
-    if (!lend || lent >= max_analyses(lane)) {
+    if (!lend || lent >= lendable(lane)) {
       queued_.push_back(r);
       return;
     }
@@ -846,6 +867,7 @@ void Campaign::start_analysis(const AnalysisRequest& r) {
     l.gpu = lend->gpu;
   }
   ++analyses_run_[lend ? "lent" : "own"];
+  if (lend) ++analyses_run_[fmt::format("lent_{}", lane_name(lend->lane))];
   AnalyzeOptions ao;
   ao.budget_s = o_.analyze_s;
   ao.diff = r.diff;

@@ -234,7 +234,8 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
                                                     graphs_per_min(rs), graphs_per_min_ready(rs), rs.family_size))});
   if (!rs.analyses.empty()) {
     const auto n = [&](const char* k) { return rs.analyses.count(k) ? rs.analyses.at(k) : 0; };
-    totals.row({"analyses", fmt::format("{} on analysis workers, {} on a lane's lent slot", n("own"), n("lent"))});
+    totals.row({"analyses", fmt::format("{} on analysis workers, {} on a lane's lent slot ({} eager, {} compiled)", n("own"),
+                                        n("lent"), n("lent_eager"), n("lent_compiled"))});
   }
   if (rs.neighbours_dropped)
     totals.row({"neighbours not run", fmt::format("{} (of findings the known list explains)", rs.neighbours_dropped)});
