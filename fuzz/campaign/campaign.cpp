@@ -303,7 +303,7 @@ class Campaign {
   KnownList known_;                     // --known (findings/known.hpp)
   std::unique_ptr<FindingBook> book_;   // where sightings become findings
   std::list<AnalysisJob> jobs_;         // running analyses (a list: the threads keep their address)
-  std::vector<AnalysisRequest> queued_;  // analyses waiting for a slot of their lane
+  std::vector<AnalysisRequest> queued_;  // analyses waiting for a slot to borrow (lending_lane)
   volatile std::sig_atomic_t analysis_stop_ = 0;
   int analyses_started_ = 0;
   std::map<std::string, int> analyses_run_;  // "own" (an analysis worker) / "lent" (a lane's slot), "lent_<lane>"
@@ -816,8 +816,8 @@ size_t Campaign::max_analyses(Lane l) const {
 // has one, whichever lane found the failure, with the compiled lane's share added to its own.
 // An eager slot runs a case in a tenth of a second, a compiled one in seconds, and new graph
 // configurations are what the compiled lane is for: on the H200 (main-s227 and -s229, default
-// lanes) five or six analyses borrowed one of the four compiled slots for most of the run, and
-// the lane covered 29 graph configurations a minute. The analysis runs in a fresh worker of its
+// lanes) five or six analyses borrowed lane slots, the compiled findings' ones compiled slots,
+// and the lane covered 29 graph configurations a minute. The analysis runs in a fresh worker of its
 // own either way; the slot only bounds how many run at once. Once exploration is over, the
 // finding's own lane, every slot.
 Lane Campaign::lending_lane(Lane found) const {
