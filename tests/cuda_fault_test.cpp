@@ -168,6 +168,18 @@ TEST(CudaFault, EveryCudaErrorTextLosesTheContextOthersDoNot) {
   EXPECT_TRUE(is_cuda_fault_signature(s.id));
   EXPECT_TRUE(is_cuda_fault_signature("cuda-illegal-memory-access"));
   EXPECT_FALSE(is_cuda_fault_signature("tier1-decomposition"));
+  // main-s227 on the H200: a compiled Liger case's earlier fault surfaced at cuBLAS's launch, and
+  // flce showed it as an unclassified bucket; alone the case gave an illegal memory access.
+  const std::string cublas =
+      "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, opa, opb, m, n, k, alpha_ptr, a, "
+      "CUDA_R_16F, lda, b, CUDA_R_16F, ldb, beta_ptr, c, CUDA_R_16F, ldc, compute_type, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`";
+  ErrorChain gemm;
+  gemm.push_back({"builtins.RuntimeError", cublas, {}});
+  const Signature g = t.classify(gemm, "2.11.0");
+  EXPECT_EQ(g.id, "cuda-cublas-execution-failed");
+  EXPECT_TRUE(g.known);
+  EXPECT_TRUE(cuda_context_lost(cublas));
+  EXPECT_TRUE(is_cuda_fault_signature(g.id));
 }
 
 }  // namespace
