@@ -71,9 +71,10 @@ def maybe_start(torch_version, prefix=None, popen=None, dont_write=None):
     running). The zygote reaps it like any child; it dies with the zygote."""
     prefix = prefix if prefix is not None else sys.pycache_prefix
     dont_write = sys.dont_write_bytecode if dont_write is None else dont_write
-    if not prefix or dont_write or os.path.exists(marker_path(prefix, torch_version)):
+    marker = marker_path(prefix, torch_version) if prefix else ""
+    if not prefix or dont_write or os.path.exists(marker):
         return None
-    lock = marker_path(prefix, torch_version) + ".lock"
+    lock = marker + ".lock"
     try:
         os.makedirs(prefix, exist_ok=True)  # Python makes it only when it first writes there
     except OSError:
@@ -98,20 +99,14 @@ def _toy_compile(torch):
     fn(x).backward()
 
 
-def warm(modules=MODULES, compile_toy=True):
-    """Imports `modules` (writing their bytecode under the prefix) and compiles a toy; returns
-    the names that failed to import."""
-    failed = []
-    for name in modules:
+def warm(torch):
+    """Imports MODULES (writing their bytecode under the prefix), then compiles a toy."""
+    for name in MODULES:
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 -- another torch version's layout: skip the name
-            failed.append(name)
-    if compile_toy:
-        import torch
-
-        _toy_compile(torch)
-    return failed
+        except Exception:  # noqa: BLE001, S112 -- another torch version's layout: skip the name
+            continue
+    _toy_compile(torch)
 
 
 def main(argv):
@@ -123,7 +118,7 @@ def main(argv):
         os.nice(10)  # behind the zygote and the workers where cores are short
         import torch
 
-        warm()
+        warm(torch)
         if lock:
             with open(lock[: -len(".lock")], "w") as f:
                 f.write(f"torch {torch.__version__}\n")
