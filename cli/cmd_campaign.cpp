@@ -111,10 +111,17 @@ void add_campaign_commands(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--analysis-workers", o.analysis_workers,
                   "Analyses that run on workers of their own, beside the exploring ones; past that many at once "
-                  "an analysis borrows a slot of its lane (while exploring at most a quarter of it, none of a "
-                  "lane of 1-3 workers). They also walk the backend ladder of compiled failures with unknown "
-                  "signatures, after the verdict. Default: a quarter of the workers, at least one")
+                  "an analysis borrows a lane's slot (--lend-from; while exploring at most a quarter of the "
+                  "lane, none of a lane of 1-3 workers). They also walk the backend ladder of compiled failures "
+                  "with unknown signatures, after the verdict. Default: a quarter of the workers, at least one")
         ->check(CLI::Range(0, 64));
+    c->add_option_function<std::string>(
+         "--lend-from",
+         [](const std::string& v) { o.lend_from_finder = v == "finder"; },
+         "Whose slots a busy analysis borrows while exploring: eager (default; the eager lane's, with the "
+         "compiled lane's share added, whichever lane found the failure, so compiled slots stay on new "
+         "graph configurations) or finder (the lane that found the failure). After exploring: the finder's")
+        ->check(CLI::IsMember({"eager", "finder"}));
     c->add_option("--spare-workers", o.spare_workers,
                   "Started workers kept aside for the compiled lane: a dead compiled worker (a CUDA fault, a crash, a "
                   "timeout) is replaced by the ready spare at once instead of a cold start. Default: 1 on CUDA when "

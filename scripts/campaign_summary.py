@@ -56,7 +56,8 @@ def summary(d):
           f"first ready {r.get('first_ready_s', -1):.1f} s | {lane_text(r.get('lanes', {}))}")
     print(f"   graphs {graphs} ({r.get('graphs_per_min', 0):.1f}/min, "
           f"{r.get('graphs_per_min_after_ready', 0):.1f}/min after ready), cases/min {r.get('cases_per_min', 0):.0f} "
-          f"({r.get('cases_per_min_after_ready', 0):.0f} after ready), analyses {r.get('analyses')}, "
+          f"({r.get('cases_per_min_after_ready', 0):.0f} after ready), "
+          f"analyses {r.get('analyses')} (from {r.get('lend_from', 'eager')}), "
           f"abandoned {r.get('abandoned')}, explained {list(r.get('explained', {}).keys())}, ladders {ladders}, "
           f"deferred walks {r.get('ladder_walks_deferred')}, spare swaps {r.get('spare_swaps')}")
     if r.get("worker_starts"):

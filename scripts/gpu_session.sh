@@ -12,6 +12,7 @@
 #   main-sS    Liger main alone, default lanes, S = seed (1.5 min; FLCE_MAIN_MIN); analyses get 30 s of
 #              the 90 s grace and the shrink keeps 30 s for the check, so new findings are shrunk and
 #              their scripts checked alone (--check-repros)
+#   mainfinder-sS  main-sS with --lend-from finder: analyses borrow the finding's lane (the A/B of afa0270)
 #   pre-sS     the tree before Liger #1362 alone, default lanes (1 min): the softcap compile failure
 #   eagerT-sS  the eager lane, 8 workers, T = main or wheel (0.8.5), 1.5 min (FLCE_EAGER_MIN)
 #   ten        ten campaigns side by side, 2 workers each, 5 minutes (trees as gpu_campaigns.sh b2)
@@ -81,7 +82,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in main-*) need=180 ;; ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; oob) need=200 ;; pins) need=60 ;; esac
+  case $part in main-* | mainfinder-*) need=180 ;; ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; oob) need=200 ;; pins) need=60 ;; esac
   need=${FLCE_NEED:-$need}
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
@@ -203,6 +204,11 @@ for part in ${FLCE_PARTS:-short main-s31}; do
     main-s*)
       campaign "$part" --subject liger --subject-git "$REPO@main" --minutes "${FLCE_MAIN_MIN:-1.5}" --seed "$seed" \
         --known corpus/expectations.json --minimize-s 20 --grace-s 90 --analyze-s 30 --case-timeout 120 --check-repros
+      ;;
+    mainfinder-s*)  # main-sS with analyses borrowing the finder's lane, not the eager one (the A/B of afa0270)
+      campaign "$part" --subject liger --subject-git "$REPO@main" --minutes "${FLCE_MAIN_MIN:-1.5}" --seed "$seed" \
+        --known corpus/expectations.json --minimize-s 20 --grace-s 90 --analyze-s 30 --case-timeout 120 --check-repros \
+        --lend-from finder
       ;;
     pre-s*)
       campaign "$part" --subject liger --subject-git "$REPO@c5bda07f^" --minutes 1 --seed "$seed" \

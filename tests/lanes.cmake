@@ -242,18 +242,33 @@ elseif(PART STREQUAL "lend")
   # compiled finding (model-bug-trace-error: every compile raises, eager passes). No analysis
   # worker of its own, so the finding's analysis must borrow. On the H200 lending one of four
   # compiled slots to analyses held main's compiled lane at 29 graph configurations a minute.
-  set(D ${WORK}/lend)
-  campaign(--minutes 0.75 --max-cases 100000 --out ${D} --subject model-bug-trace-error --lanes eager=1,compiled=1
-           --analysis-workers 0 --seed 5 --family 4 --candidates 1 --minimize-s 0 --grace-s 120 --quiet)
-  file(READ ${D}/report.json rj)
-  string(JSON analyses GET "${rj}" analyses)
-  string(JSON le ERROR_VARIABLE e1 GET "${rj}" analyses lent_eager)
-  string(JSON lc ERROR_VARIABLE e2 GET "${rj}" analyses lent_compiled)
-  message(STATUS "analyses: ${analyses}")
-  require("no analysis borrowed the eager slot: ${analyses}" NOT e1 AND le GREATER 0)
-  require("an analysis borrowed the compiled slot while exploring: ${analyses}" e2 OR lc EQUAL 0)
-  file(READ ${D}/report.md md)
-  require("report.md lacks the lent slots' lanes" md MATCHES "on a lane's lent slot \\([1-9][0-9]* eager, 0 compiled\\)")
+  # --lend-from finder restores the finder's lane (the A/B of BENCHMARKS.md): the compiled slot.
+  # Each stops once a finding's analysis ended, which it did on a lent slot.
+  foreach(mode eager finder)
+    set(D ${WORK}/lend-${mode})
+    campaign(--minutes 0.75 --max-cases 100000 --out ${D} --subject model-bug-trace-error --lanes eager=1,compiled=1
+             --analysis-workers 0 --lend-from ${mode} --stop-after-findings 1 --seed 5 --family 4 --candidates 1
+             --minimize-s 0 --grace-s 120 --quiet)
+    file(READ ${D}/report.json rj)
+    string(JSON analyses GET "${rj}" analyses)
+    string(JSON from GET "${rj}" lend_from)
+    string(JSON le ERROR_VARIABLE e1 GET "${rj}" analyses lent_eager)
+    string(JSON lc ERROR_VARIABLE e2 GET "${rj}" analyses lent_compiled)
+    message(STATUS "${mode}: analyses ${analyses}, lend_from ${from}")
+    require("${mode}: report.json lend_from is ${from}" from STREQUAL mode)
+    file(READ ${D}/report.md md)
+    if(mode STREQUAL "eager")
+      require("no analysis borrowed the eager slot: ${analyses}" NOT e1 AND le GREATER 0)
+      require("an analysis borrowed the compiled slot while exploring: ${analyses}" e2 OR lc EQUAL 0)
+      require("report.md lacks the lent slots' lanes"
+              md MATCHES "on a lane's lent slot \\([1-9][0-9]* eager, 0 compiled. lent from the eager lane")
+    else()
+      require("finder: no analysis borrowed the compiled slot: ${analyses}" NOT e2 AND lc GREATER 0)
+      require("finder: an analysis borrowed the eager slot: ${analyses}" e1 OR le EQUAL 0)
+      require("report.md lacks the lent slots' lanes"
+              md MATCHES "on a lane's lent slot \\(0 eager, [1-9][0-9]* compiled. lent from the finder's lane")
+    endif()
+  endforeach()
 elseif(PART STREQUAL "deferred")
   # Issue #21 item 2: a compile failure of no known signature (model-bug-trace-error: every trace
   # raises) is recorded at once, with the compiled run's own rung, and its ladder is walked

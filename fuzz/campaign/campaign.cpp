@@ -821,13 +821,13 @@ size_t Campaign::max_analyses(Lane l) const {
 // own either way; the slot only bounds how many run at once. Once exploration is over, the
 // finding's own lane, every slot.
 Lane Campaign::lending_lane(Lane found) const {
-  if (finishing_) return found;
+  if (finishing_ || o_.lend_from_finder) return found;
   const bool has_eager = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lane == Lane::EAGER; });
   return has_eager ? Lane::EAGER : found;
 }
 
 size_t Campaign::lendable(Lane l) const {
-  if (finishing_ || l != Lane::EAGER) return max_analyses(l);
+  if (finishing_ || o_.lend_from_finder || l != Lane::EAGER) return max_analyses(l);
   return max_analyses(Lane::EAGER) + max_analyses(Lane::COMPILED);
 }
 
@@ -1461,6 +1461,7 @@ CampaignResult Campaign::run() {
   rs.worker_starts = worker_starts_;
   rs.zygote = zygote_info_;
   rs.analyses = analyses_run_;
+  rs.lend_from = o_.lend_from_finder ? "finder" : "eager";
   rs.neighbours_dropped = neighbours_dropped_;
   rs.walks_deferred = walks_.queued();
   rs.spare_swaps = spare_swaps_;

@@ -59,6 +59,11 @@ struct CampaignOptions {
   // slot of its lane (-1: a quarter of --workers, at least one). With two workers, lending
   // halved the compiled lane for minutes each time a compiled failure was analyzed.
   int analysis_workers = -1;
+  // Whose slots those analyses borrow while exploring: false (default), the eager lane's, with the
+  // compiled lane's share added, whichever lane found the failure (compiled slots stay on new graph
+  // configurations); true, the finding's own lane (the behaviour before afa0270, kept for A/B runs
+  // and for a user whose eager lane matters more than the compiled one).
+  bool lend_from_finder = false;
   // Where a compiled failure of an unknown signature walks the backend ladder: false (default),
   // after its verdict on an analysis worker, so a walk never holds a lane's slot (on the H200 one
   // walk held the only compiled slot of a campaign for 123 s, until the case timed out); true:

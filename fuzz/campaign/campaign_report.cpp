@@ -234,8 +234,10 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
                                                     graphs_per_min(rs), graphs_per_min_ready(rs), rs.family_size))});
   if (!rs.analyses.empty()) {
     const auto n = [&](const char* k) { return rs.analyses.count(k) ? rs.analyses.at(k) : 0; };
-    totals.row({"analyses", fmt::format("{} on analysis workers, {} on a lane's lent slot ({} eager, {} compiled)", n("own"),
-                                        n("lent"), n("lent_eager"), n("lent_compiled"))});
+    totals.row({"analyses", fmt::format("{} on analysis workers, {} on a lane's lent slot ({} eager, {} compiled; "
+                                        "lent from the {} lane while exploring)",
+                                        n("own"), n("lent"), n("lent_eager"), n("lent_compiled"),
+                                        rs.lend_from == "finder" ? "finder's" : "eager")});
   }
   if (rs.neighbours_dropped)
     totals.row({"neighbours not run", fmt::format("{} (of findings the known list explains)", rs.neighbours_dropped)});
@@ -401,6 +403,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["worker_starts"] = rs.worker_starts;
   j["zygote"] = rs.zygote;
   j["analyses"] = rs.analyses;
+  j["lend_from"] = rs.lend_from;
   j["neighbours_dropped"] = rs.neighbours_dropped;
   j["ladder_walks_deferred"] = {{"queued", rs.walks_deferred}, {"walked", rs.walks_deferred_done}};
   j["spare_swaps"] = rs.spare_swaps;

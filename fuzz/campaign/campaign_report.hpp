@@ -17,6 +17,7 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   nlohmann::json worker_starts = nlohmann::json::array();  // per worker start: lane, ready_s, startup_ms per step, host
   nlohmann::json zygote;  // the subject-host zygote: ready_s, preload_ms, refusing (null: none ran)
   std::map<std::string, int> analyses;  // analyses run on an analysis worker ("own") or a lent slot ("lent")
+  std::string lend_from = "eager";      // whose slots they borrowed while exploring (--lend-from)
   int64_t neighbours_dropped = 0;       // neighbours of known findings, not run
   int64_t walks_deferred = 0, walks_deferred_done = 0;  // ladder walks left to analysis workers, and walked
   int64_t spare_swaps = 0;  // dead compiled workers replaced by the ready spare instead of a cold start
