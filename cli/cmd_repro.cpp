@@ -189,6 +189,9 @@ void repro(ReproArgs a) {
     std::fprintf(stderr, "flce repro: expecting %s (from %s)\n", expected.c_str(), from.c_str());
   RunReport rep = run();
   if (!a.quiet) std::printf("%s", report_table(rep).c_str());
+  if (const std::string named = restaged(rep.outcome, expected); !named.empty())
+    std::printf("note: %s is the failure %s names, first shown at another rung of the backend ladder here\n",
+                rep.outcome.c_str(), named.c_str());
   const Verdict v = verdict_of(rep, expected);
   std::printf("%s\n", v.line.c_str());
   exit_code() = v.code;

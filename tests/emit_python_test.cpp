@@ -13,6 +13,7 @@
 #include "case/gen.hpp"
 #include "case/inputs.hpp"
 #include "fuzz/findings/repro.hpp"
+#include "fuzz/findings/script_check.hpp"
 #include "judge/expectations.hpp"
 
 namespace flce {
@@ -136,12 +137,38 @@ TEST(InputDump, OneSortedLinePerTensorWithElementBits) {
   EXPECT_NE(input_dump(other), input_dump(c));
 }
 
+TEST(ScriptCheck, TheSameCompileFailureAtAnotherStageIsTheSameVerdict) {
+  // On the H200, four campaign scripts of dynamo-symnode-no-value printed NOT REPRODUCED alone
+  // while showing that very error: their ladder broke first at eager, the campaign had named inductor.
+  ScriptCheck c;
+  c.verdict = "REPRODUCED";
+  c.exit = 0;
+  c.line = "REPRODUCED: dynamo-symnode-no-value@compiled:eager";
+  EXPECT_TRUE(same_verdict(c, "REPRODUCED: dynamo-symnode-no-value@compiled:inductor", 0));
+  EXPECT_FALSE(same_verdict(c, "REPRODUCED: data-dependent-equal@compiled:eager", 0));
+  c.line = "REPRODUCED: judge:loss:out-of-bounds@eager";
+  EXPECT_FALSE(same_verdict(c, "REPRODUCED: judge:loss:out-of-bounds@compiled", 0));
+  c.verdict = "NOT REPRODUCED";
+  c.exit = 1;
+  c.line = "NOT REPRODUCED: got pass, expected x@compiled:inductor";
+  EXPECT_EQ(outcome_in(c.line), "pass");
+  EXPECT_FALSE(same_verdict(c, "REPRODUCED: x@compiled:inductor", 0));
+}
+
 TEST(Expectations, ReproducesAndRanges) {
   EXPECT_TRUE(reproduces("tier2-lowering@compiled:inductor", "tier2-lowering@compiled:inductor"));
   EXPECT_FALSE(reproduces("tier2-lowering@compiled:inductor", "tier1-decomposition@compiled:eager"));
   EXPECT_TRUE(reproduces("bucket-0123456789ab@eager:-", ""));
   EXPECT_FALSE(reproduces("pass", ""));
   EXPECT_FALSE(reproduces("unsupported", ""));
+  // The same compile failure at another stage reproduces (a campaign's stage may come from its
+  // signature's walk on another graph), and restaged() names the alternative it matched.
+  const std::string alts = "judge:loss:out-of-bounds@compiled | dynamo-symnode-no-value@compiled:inductor";
+  EXPECT_TRUE(reproduces("dynamo-symnode-no-value@compiled:eager", alts));
+  EXPECT_EQ(restaged("dynamo-symnode-no-value@compiled:eager", alts), "dynamo-symnode-no-value@compiled:inductor");
+  EXPECT_EQ(restaged("dynamo-symnode-no-value@compiled:inductor", alts), "");  // exact: no note
+  EXPECT_FALSE(reproduces("data-dependent-equal@compiled:eager", alts));
+  EXPECT_FALSE(reproduces("judge:loss:out-of-bounds@eager", alts));  // numeric: another oracle is another failure
   EXPECT_EQ(torch_minor_range("2.13.0+cu130"), ">=2.13,<2.14");
   EXPECT_EQ(torch_minor_range("2.9.1"), ">=2.9,<2.10");
   std::vector<ExpectedOutcome> v{{">=2.8,<2.13", "any", "tier1"}, {">=2.13", "cuda", "gpu-only"}, {">=2.13", "any", "tier2"}};

@@ -90,6 +90,7 @@ std::string first_where(const Finding& f) {
 std::string alone_words(const Finding& f) {
   if (f.repro_alone.empty()) return "";
   if (f.repro_alone == "same") return "; run alone: reproduces";
+  if (f.repro_alone.rfind("same failure", 0) == 0) return "; run alone: reproduces, the " + f.repro_alone;
   if (f.repro_alone.rfind("differs", 0) == 0)
     return fmt::format("; **run alone it does not reproduce** ({}; [repro.check.json](findings/{}/repro.check.json))",
                        f.repro_alone, f.id);

@@ -159,6 +159,10 @@ void check_alone(const fs::path& fdir, Finding& f, const ShrinkOptions& o) {
   const std::string again = reproduce_command((fdir / "minimized.json").string(), o.worker.subject, o.worker.subject_path);
   const bool same = write_check((fdir / "repro.py").string(), "REPRODUCED: " + f.signature, 0, sc, again);
   f.repro_alone = same ? "same" : "differs: " + (sc.line.empty() ? std::string("no verdict line") : sc.line);
+  // The same failure first shown at another rung: say where, the script's walk is of this very case.
+  if (const std::string alone = outcome_in(sc.line); same && alone != f.signature)
+    f.repro_alone = fmt::format("same failure, alone first shown at {} (the campaign named {})",
+                                alone.substr(alone.find('@') + 1), f.signature.substr(f.signature.find('@') + 1));
 }
 
 }  // namespace

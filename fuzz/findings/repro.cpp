@@ -112,7 +112,19 @@ std::string expected_here(const std::vector<ExpectedOutcome>& expect, const std:
 
 bool reproduces(const std::string& got, const std::string& expected) {
   if (expected.empty()) return got != "pass" && !is_unsupported_outcome(got);
-  return outcome_matches(expected, got);
+  return outcome_matches(expected, got) || !restaged(got, expected).empty();
+}
+
+std::string restaged(const std::string& got, const std::string& expected) {
+  if (expected.empty() || outcome_matches(expected, got) || !is_compile_failure(got)) return "";
+  for (size_t at = 0; at <= expected.size();) {
+    size_t end = expected.find(kOutcomeSeparator, at);
+    if (end == std::string::npos) end = expected.size();
+    const std::string alt = expected.substr(at, end - at);
+    if (same_failure(alt, got)) return alt;
+    at = end + kOutcomeSeparator.size();
+  }
+  return "";
 }
 
 std::string torch_minor_range(const std::string& v) {

@@ -22,8 +22,14 @@ std::vector<ExpectedOutcome> find_expectations(const std::string& case_path, con
 // The outcome expected on this torch and device (first matching entry); "" if none.
 std::string expected_here(const std::vector<ExpectedOutcome>& expect, const std::string& torch_version, bool cuda);
 
-// Does `got` reproduce `expected`? An empty expectation asks for any failure.
+// Does `got` reproduce `expected`? An empty expectation asks for any failure. A compile failure
+// reproduces at any stage (same_failure): the stage names the first rung of the backend ladder that
+// showed it, and a campaign may have named it from a walk on another graph configuration (its
+// signature's shared walk), where a script's own walk of the case names an earlier rung.
 bool reproduces(const std::string& got, const std::string& expected);
+// When `got` reproduces `expected` only as the same compile failure at another stage: the
+// alternative it matched ("sig@compiled:inductor"), for a note; else "".
+std::string restaged(const std::string& got, const std::string& expected);
 
 // ">=2.13,<2.14" for "2.13.0+cu130": the torch minor release a finding was observed on.
 std::string torch_minor_range(const std::string& torch_version);

@@ -832,11 +832,19 @@ def alternatives(expected):
     return (expected or "").split(" | ")
 
 
+def restaged(got, expected):
+    """The alternative of `expected` that names the compile failure `got` at another stage, or None:
+    the stage is the first rung of the backend ladder that showed it (flce's rule, repro.hpp)."""
+    sig, at, _ = got.partition("@compiled:")
+    return next((e for e in alternatives(expected) if at and e != got and e.startswith(sig + at)), None)
+
+
 def reproduced(got, expected):
-    """got is the expected outcome or one of its alternatives; with no expectation, any failure."""
+    """got is the expected outcome or one of its alternatives, or the same compile failure shown at
+    another stage; with no expectation, any failure."""
     if expected is None:
         return got not in ("pass", "unsupported")
-    return got in alternatives(expected)
+    return got in alternatives(expected) or restaged(got, expected) is not None
 
 
 def needs_dtype_out(c, expected):
@@ -912,6 +920,9 @@ def main():
         print(f"SKIP: the subject cannot run this case here: {why}")
         return 2
     if reproduced(got, expected):
+        if expected is not None and restaged(got, expected):
+            print(f"note: {got} is the failure {restaged(got, expected)} names, first shown at another rung "
+                  "of the backend ladder here")
         print(f"REPRODUCED: {got}")
         return 0
     print(f"NOT REPRODUCED: got {got}, expected {expected if expected is not None else 'a failure'}")

@@ -136,7 +136,7 @@ ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheck
 }
 
 // "REPRODUCED: X" -> X; "NOT REPRODUCED: got X, expected Y" -> X (flce's and the script's wording).
-static std::string outcome_in(const std::string& line) {
+std::string outcome_in(const std::string& line) {
   if (line.rfind("REPRODUCED: ", 0) == 0) return line.substr(12);
   const size_t got = line.find("got ");
   if (line.rfind("NOT REPRODUCED", 0) != 0 || got == std::string::npos) return "";
@@ -146,8 +146,10 @@ static std::string outcome_in(const std::string& line) {
 bool same_verdict(const ScriptCheck& c, const std::string& flce_line, int flce_exit) {
   if (flce_exit == 3) return c.verdict == "SKIP" && c.exit == 2;
   const bool reproduced = flce_line.rfind("REPRODUCED", 0) == 0;
+  // The same compile failure at another stage is the same verdict: the script walks the ladder
+  // of its one case, where a campaign's stage may come from its signature's walk on another graph.
   return c.verdict == (reproduced ? "REPRODUCED" : "NOT REPRODUCED") && c.exit == flce_exit &&
-         outcome_in(c.line) == outcome_in(flce_line);
+         same_failure(outcome_in(c.line), outcome_in(flce_line));
 }
 
 std::string check_path_for(const std::string& script_path) {

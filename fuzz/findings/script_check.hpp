@@ -34,9 +34,12 @@ bool script_imports_flce_subjects(const std::string& subject);
 // (no such script, no interpreter, no temporary directory).
 ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheckOptions& opt);
 
-// Whether the script alone answered as flce did: the same verdict line, or flce's "cannot run
-// this case here" (its exit 3) against the script's SKIP (exit 2).
+// Whether the script alone answered as flce did: the same verdict line (a compile failure at any
+// stage: same_failure), or flce's "cannot run this case here" (its exit 3) against the script's
+// SKIP (exit 2).
 bool same_verdict(const ScriptCheck& c, const std::string& flce_line, int flce_exit);
+// The outcome a verdict line names: "REPRODUCED: X" and "NOT REPRODUCED: got X, expected Y" -> X.
+std::string outcome_in(const std::string& line);
 
 // Where `flce repro --check -o FILE` keeps a check beside its script (repro.py -> repro.check.json).
 std::string check_path_for(const std::string& script_path);

@@ -543,6 +543,12 @@ std::string emit_short_python(const EmitSpec& s) {
   }
   w.add(p.entries.empty() || p.fallback ? "ok = outcome in expected.split(\" | \") if expected else outcome != \"pass\""
                                         : "ok = outcome in expected.split(\" | \")");
+  if (p.ladder) {  // flce's rule (repro.hpp reproduces): a compile failure reproduces at any stage
+    w.add("named = [e for e in (expected or \"\").split(\" | \") if \"@compiled:\" in outcome and e.startswith(f\"{sig}@compiled:\")]");
+    w.add("if not ok and named:");
+    w.add("    print(f\"note: {outcome} is the failure {named[0]} names, first shown at another rung of the backend ladder here\")");
+    w.add("    ok = True");
+  }
   w.add("print(f\"REPRODUCED: {outcome}\" if ok else f\"NOT REPRODUCED: got {outcome}, expected {expected or 'a failure'}\")");
   w.add("sys.exit(0 if ok else 1)");
   return w.text();

@@ -305,6 +305,18 @@ class Versions(unittest.TestCase):
         self.assertTrue(self.m.reproduced("bucket-0123456789ab@eager:-", None))
         self.assertFalse(self.m.reproduced("unsupported", None))
 
+    def test_a_compile_failure_reproduces_at_another_stage(self):
+        # flce's rule (repro.hpp): a campaign may name the stage from its signature's walk on another
+        # graph; the script's own ladder may break first at an earlier rung. Same failure.
+        alts = "dynamo-symnode-no-value@compiled:inductor | judge:loss:out-of-bounds@compiled"
+        self.assertTrue(self.m.reproduced("dynamo-symnode-no-value@compiled:eager", alts))
+        self.assertEqual(self.m.restaged("dynamo-symnode-no-value@compiled:eager", alts),
+                         "dynamo-symnode-no-value@compiled:inductor")
+        self.assertIsNone(self.m.restaged("dynamo-symnode-no-value@compiled:inductor", alts))  # exact: no note
+        self.assertFalse(self.m.reproduced("data-dependent-equal@compiled:eager", alts))  # another failure
+        self.assertFalse(self.m.reproduced("dynamo-symnode-no-value-2@compiled:eager", alts))  # a longer name
+        self.assertFalse(self.m.reproduced("judge:loss:out-of-bounds@eager", alts))  # numeric: the oracle counts
+
     def test_needs_dtype_out(self):
         self.assertTrue(self.m.needs_dtype_out(casegen.case(), "judge:x@eager | tier2-lowering@compiled:inductor"))
         flce = casegen.case()

@@ -57,6 +57,11 @@ for subject in ("model-bug-smoothing", "model"):
     runs.append((f"smoothing-{subject}", smoothing, subject, ["--expect", "judge:grad_input:out-of-bounds@eager"]))
 runs.append(("seed-wrong-expectation", os.path.join(corpus, "cases", "seed-model-bf16-accum-fp32.json"), "model",
              ["--expect", "judge:grad_weight:out-of-bounds@eager"]))  # it fails to compile instead
+# A campaign may name a compile failure's stage from its signature's walk on another graph (inductor)
+# where the case's own ladder breaks first at eager: the same failure, so both reproduce it and say so.
+RESTAGED = "baddbmm-restaged"
+runs.append((RESTAGED, os.path.join(corpus, "cases", "raw-baddbmm-dtype-out.json"), "aten-dtype-out",
+             ["--expect", "tier1-baddbmm-decomposition@compiled:inductor"]))
 
 failures, verdicts, scripts = [], set(), []
 for tag, path, subject, flags in runs:
@@ -81,6 +86,11 @@ for tag, path, subject, flags in runs:
     print(f"{tag}: flce repro {want_line!r} (exit {ours.returncode}, {t1 - t0:.0f} s); "
           f"script {got_line!r} (exit {theirs.returncode}, {t2 - t1:.0f} s, {len(text.splitlines())} lines)")
     verdicts.add(want)
+    if tag == RESTAGED:
+        for who, out in (("flce repro", ours.stdout), ("the short script", theirs.stdout)):
+            line = verdict(out)[1]
+            if line != "REPRODUCED: tier1-baddbmm-decomposition@compiled:eager" or "note: " not in out:
+                failures.append(f"{tag}: {who} ends {line!r}, want the eager stage reproduced with a note\n{out}")
     if (want, want_rc) != (got, theirs.returncode) and not (want_rc == 2 and got == "SKIP"):
         failures.append(f"{tag}: flce repro {want} (exit {ours.returncode}), the short script {got} "
                         f"(exit {theirs.returncode})\n{theirs.stdout}\n{theirs.stderr[-3000:]}")
