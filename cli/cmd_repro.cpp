@@ -112,8 +112,8 @@ void check_alone(const ReproArgs& a, const Verdict& ours) {
   }
   const std::string again = reproduce_command(a.file, a.subject, a.subject_path, a.subject_git);
   const bool same = write_check(a.out, ours.line, ours.code, sc, again);
-  std::printf("script alone: %s (exit %d, %.1f s)\n", sc.line.empty() ? "(no verdict line)" : sc.line.c_str(), sc.exit,
-              sc.seconds);
+  std::printf("script alone: %s (exit %d, %.1f s%s)\n", sc.line.empty() ? "(no verdict line)" : sc.line.c_str(), sc.exit,
+              sc.seconds, sc.timed_out ? ", killed at the time limit: no verdict" : "");
   if (!same) std::printf("its output ended:\n%s", sc.tail.c_str());
   if (same && ours.code != kFinding) {
     std::printf("CHECKED: the script alone gives flce's verdict\n");

@@ -155,6 +155,23 @@ TEST(ScriptCheck, TheSameCompileFailureAtAnotherStageIsTheSameVerdict) {
   EXPECT_FALSE(same_verdict(c, "REPRODUCED: x@compiled:inductor", 0));
 }
 
+// A script killed at the check's limit gave no verdict: the campaign says "not checked", not
+// "differs" (on the H200 a check cut at 34 s during a script's earlier calls read as a differing
+// verdict, its last table row quoted as the script's answer).
+TEST(ScriptCheck, AScriptKilledAtTheLimitHasNoVerdict) {
+  const std::string dir = ::testing::TempDir() + "/flce-slow-script";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/repro.py";
+  std::ofstream(path) << "import time\nprint('eager   ok   ran (not judged)', flush=True)\ntime.sleep(60)\n";
+  const ScriptCheck c = check_script_alone(path, {"/usr/bin/python3", false, 1.0});
+  EXPECT_TRUE(c.timed_out);
+  EXPECT_EQ(c.verdict, "");
+  EXPECT_EQ(c.exit, -1);
+  EXPECT_LT(c.seconds, 10);
+  EXPECT_EQ(c.to_json().value("timed_out", false), true);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Expectations, ReproducesAndRanges) {
   EXPECT_TRUE(reproduces("tier2-lowering@compiled:inductor", "tier2-lowering@compiled:inductor"));
   EXPECT_FALSE(reproduces("tier2-lowering@compiled:inductor", "tier1-decomposition@compiled:eager"));

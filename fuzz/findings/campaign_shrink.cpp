@@ -155,6 +155,10 @@ void check_alone(const fs::path& fdir, Finding& f, const ShrinkOptions& o) {
     f.repro_alone = fmt::format("not checked: {}", e.what());
     return;
   }
+  if (sc.timed_out && sc.verdict.empty()) {  // no verdict either way (H200: "differs: eager ok ..." before)
+    f.repro_alone = fmt::format("not checked: the script ran past the {:.0f} s left to the check", limit);
+    return;
+  }
   // repro.py is written only beside a kept minimized.json (a case or a sequence).
   const std::string again = reproduce_command((fdir / "minimized.json").string(), o.worker.subject, o.worker.subject_path);
   const bool same = write_check((fdir / "repro.py").string(), "REPRODUCED: " + f.signature, 0, sc, again);

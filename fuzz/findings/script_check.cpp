@@ -69,7 +69,8 @@ bool script_imports_flce_subjects(const std::string& subject) {
 }
 
 nlohmann::json ScriptCheck::to_json() const {
-  return {{"verdict", verdict}, {"line", line}, {"exit", exit}, {"seconds", seconds}, {"tail", tail}, {"how", how}};
+  return {{"verdict", verdict}, {"line", line},         {"exit", exit}, {"timed_out", timed_out},
+          {"seconds", seconds}, {"tail", tail}, {"how", how}};
 }
 
 ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheckOptions& opt) {
@@ -118,7 +119,8 @@ ScriptCheck check_script_alone(const std::string& script_path, const ScriptCheck
     while ((r = p.read_line(line, deadline)) == Process::Read::LINE) out += line + "\n";
     const std::string how = r == Process::Read::TIMEOUT ? (p.kill(), std::string("timeout")) : p.wait_exit();
     if (how.rfind("exit-", 0) == 0) c.exit = std::atoi(how.c_str() + 5);
-    if (r == Process::Read::TIMEOUT) out += fmt::format("(flce: killed after {:g} s)\n", opt.timeout_s);
+    c.timed_out = r == Process::Read::TIMEOUT;
+    if (c.timed_out) out += fmt::format("(flce: killed after {:g} s)\n", opt.timeout_s);
     else if (c.exit < 0) out += fmt::format("(flce: the script ended by {})\n", how);
   }
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -14,6 +14,7 @@ struct ScriptCheck {
   std::string verdict;  // "REPRODUCED", "NOT REPRODUCED", "SKIP"; "" when it printed none
   std::string line;     // its last stdout line
   int exit = -1;        // its exit status; -1: killed at the timeout, by a signal, or never started
+  bool timed_out = false;  // killed at the timeout: no verdict either way
   double seconds = 0;
   std::string tail;     // its last lines of stdout and stderr
   std::string how;      // the interpreter and what was set apart, for the report
