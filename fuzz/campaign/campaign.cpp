@@ -1461,7 +1461,9 @@ CampaignResult Campaign::run() {
   rs.worker_starts = worker_starts_;
   rs.zygote = zygote_info_;
   rs.analyses = analyses_run_;
-  rs.lend_from = o_.lend_from_finder ? "finder" : "eager";
+  // Without an eager lane, lending_lane() lends the finder's, whatever --lend-from says.
+  const bool has_eager = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lane == Lane::EAGER; });
+  rs.lend_from = has_eager && !o_.lend_from_finder ? "eager" : "finder";
   rs.neighbours_dropped = neighbours_dropped_;
   rs.walks_deferred = walks_.queued();
   rs.spare_swaps = spare_swaps_;
