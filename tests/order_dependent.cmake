@@ -8,6 +8,10 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
            -DPY=${FLCE_PYTHON} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/order_dependent -P ${CMAKE_CURRENT_LIST_FILE})
   # Every shrink try starts a fresh worker (an interpreter and torch): slow on a loaded machine.
   set_tests_properties(order_dependent_sequence PROPERTIES LABELS "python" TIMEOUT 1500)
+  add_test(NAME order_dependent_fresh_minimum COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
+           -DPY=${FLCE_PYTHON} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/order_dependent_fresh -DPART=fresh
+           -P ${CMAKE_CURRENT_LIST_FILE})
+  set_tests_properties(order_dependent_fresh_minimum PROPERTIES LABELS "python" TIMEOUT 1500)
   return()
 endif()
 
@@ -28,6 +32,35 @@ endfunction()
 
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/corpus)
+
+if(PART STREQUAL "fresh")
+  # A case that fails alone (its extra_BT gives the compiled function a second shape) but whose
+  # shrink, with every try in one worker, would drop extra_BT: the tries before have already
+  # shown the function another shape. The minimum must fail alone too (on the H200 such minima
+  # gave scripts that printed NOT REPRODUCED alone): checked in a fresh worker, and shrunk again
+  # with each try fresh, it keeps extra_BT, and `flce run` in a new process reproduces it.
+  set(G "\"H\": 1, \"V\": 2, \"input_dtype\": \"fp32\", \"weight_dtype\": \"fp32\", \"compile\": {\"backend\": \"eager\"}")
+  file(WRITE ${WORK}/corpus/x.json "{\"BT\": 2, ${G}, \"extra_BT\": [3], \"seed\": 3}\n")
+  set(D ${WORK}/run)
+  # A minute of shrinking: the fresh pass need not finish, only keep what the case needs alone.
+  expect(1 ${FLCE} campaign --minutes 15 --max-cases 1 --out ${D} --corpus ${WORK}/corpus --subject model-bug-second-shape
+         --workers 1 --seed 1 --minimize-s 60 --case-timeout 400 --grace-s 900)
+  file(READ ${D}/report.json rj)
+  string(JSON n LENGTH "${rj}" findings)
+  require("expected one finding, got ${n}" n EQUAL 1)
+  string(JSON sig GET "${rj}" findings 0 signature)
+  string(JSON id GET "${rj}" findings 0 id)
+  string(JSON shrink GET "${rj}" findings 0 shrink)
+  require("shrink status: ${shrink}" shrink MATCHES "^(minimized|budget|smallest) \\(each try in a fresh worker")
+  file(READ ${D}/findings/${id}/minimized.json mj)
+  string(JSON nx ERROR_VARIABLE no_extra LENGTH "${mj}" extra_BT)
+  require("the minimum lost its second shape (extra_BT): ${mj}" NOT no_extra AND nx GREATER 0)
+  expect(1 ${FLCE} run ${D}/findings/${id}/minimized.json --subject model-bug-second-shape --no-ladder --json)
+  string(JSON got GET "${OUT}" outcome)
+  string(REGEX REPLACE "@compiled:.*" "" base "${sig}")  # any stage: the shrink may reset the backend
+  require("flce run on the minimum, alone: ${got}, want ${base} at any stage" got MATCHES "^${base}@compiled:")
+  return()
+endif()
 # One graph (fp32, backend eager, automatic dynamic shapes), three calls in this order:
 # a (BT 4) compiles it; b (BT 4 again, other values) reuses it; c (BT 6) recompiles it with
 # symbolic sizes and fails. c alone passes; only a (or b) matters, so ddmin keeps one.

@@ -99,7 +99,10 @@ std::string alone_words(const Finding& f) {
 
 std::string shrink_cell(const Finding& f) {
   if (f.shrink.empty()) return "not yet";
-  if (f.shrink == "minimized" || f.shrink == "smallest" || f.shrink == "budget")
+  const auto is = [&](const char* status) {  // "minimized", or "minimized (each try in a fresh worker: ...)"
+    return f.shrink == status || f.shrink.rfind(std::string(status) + " (", 0) == 0;
+  };
+  if (is("minimized") || is("smallest") || is("budget"))
     return fmt::format("{}: {} -> {} input elements in {} runs; [minimized.json](findings/{}/minimized.json), "
                        "[repro.py](findings/{}/repro.py){}",
                        f.shrink, f.elements, f.min_elements, f.shrink_runs, f.id, f.id, alone_words(f));

@@ -50,6 +50,13 @@ class ShrinkWorker {
   const nlohmann::json* report_of(const Case& c) const {
     return !kept_case_.empty() && kept_case_ == nlohmann::json::parse(to_json(c, -1)).dump() ? &kept_report_ : nullptr;
   }
+  // A case's outcome in a fresh worker. minimize()'s tries in one worker share its compiled
+  // functions, whose earlier shapes can make a try fail that alone passes (a second-shape failure,
+  // pytorch#181735's kind): on the H200 such minima gave scripts that did not reproduce alone.
+  std::string fresh_case_outcome(const Case& c) {
+    client_.restart();
+    return outcome(c);
+  }
   // A sequence's outcome in a fresh worker (history-free but for the sequence itself), which
   // is not reused afterwards: its compiled functions have seen the sequence.
   std::string fresh_outcome(const Sequence& s) {
@@ -117,12 +124,26 @@ void shrink_one(const fs::path& dir, Finding& f, ShrinkWorker& worker, const Shr
   try {
     MinimizeResult r = minimize(c, mo);
     f.shrink_runs += r.runs;
+    std::string fresh;
+    if (same_failure(r.outcome, f.signature) && r.accepted > 0) {
+      ++f.shrink_runs;
+      const std::string alone = worker.fresh_case_outcome(r.minimized);
+      if (!same_failure(alone, f.signature)) {  // the minimum needs the tries before it: again, each try fresh
+        if (mo.log) mo.log(fmt::format("the minimum alone gives {}: shrinking again, each try in a fresh worker", alone));
+        mo.outcome = [&](const Case& k) { return worker.fresh_case_outcome(k); };
+        mo.budget_s = std::max(1.0, o.per_finding_s - r.seconds);
+        r = minimize(c, mo);  // CaseError when the case itself passes alone: the history replay below
+        f.shrink_runs += r.runs;
+        fresh = fmt::format(" (each try in a fresh worker: in one, the first minimum failed only after the tries "
+                            "before it and gave {} alone)", alone);
+      }
+    }
     f.min_elements = case_size(r.minimized).elements;
     if (!same_failure(r.outcome, f.signature)) {
       f.shrink = "lost: " + r.outcome;  // not this finding any more (flaky, or depends on history)
       f.shrink = shrink_lost(fdir, c, f, worker, o, signatures, f.shrink);
     } else {
-      f.shrink = !r.fixed_point ? "budget" : r.accepted > 0 ? "minimized" : "smallest";
+      f.shrink = (!r.fixed_point ? "budget" : r.accepted > 0 ? "minimized" : "smallest") + fresh;
       write_atomic(fdir / "minimized.json", to_json(r.minimized, 2) + "\n");
       if (const nlohmann::json* rep = worker.report_of(r.minimized)) write_atomic(fdir / "minimized_report.json", rep->dump(2) + "\n");
       EmitSpec spec{r.minimized, o.worker.subject, o.worker.subject_path, (fdir / "minimized.json").string(),
