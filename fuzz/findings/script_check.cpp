@@ -69,7 +69,7 @@ bool script_imports_flce_subjects(const std::string& subject) {
 }
 
 nlohmann::json ScriptCheck::to_json() const {
-  return {{"verdict", verdict}, {"line", line},         {"exit", exit}, {"timed_out", timed_out},
+  return {{"verdict", verdict}, {"line", line}, {"exit", exit}, {"timed_out", timed_out},
           {"seconds", seconds}, {"tail", tail}, {"how", how}};
 }
 
