@@ -1,5 +1,6 @@
 #include "judge/signature.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -51,13 +52,19 @@ std::vector<std::string> strings(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-bool outcome_matches(const std::string& expected, const std::string& got) {
+std::vector<std::string> outcome_alternatives(const std::string& expected) {
+  std::vector<std::string> alts;
   for (size_t at = 0;;) {
     const size_t end = expected.find(kOutcomeSeparator, at);
-    if (expected.compare(at, end == std::string::npos ? std::string::npos : end - at, got) == 0) return true;
-    if (end == std::string::npos) return false;
+    alts.push_back(expected.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) return alts;
     at = end + kOutcomeSeparator.size();
   }
+}
+
+bool outcome_matches(const std::string& expected, const std::string& got) {
+  const std::vector<std::string> alts = outcome_alternatives(expected);
+  return std::find(alts.begin(), alts.end(), got) != alts.end();
 }
 
 bool version_in_range(const std::string& version, const std::string& range) {

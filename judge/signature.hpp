@@ -63,6 +63,8 @@ bool version_in_range(const std::string& version, const std::string& range);
 inline constexpr std::string_view kOutcomeSeparator = " | ";
 // True when `got` is `expected` or one of its alternatives.
 bool outcome_matches(const std::string& expected, const std::string& got);
+// The alternatives of an expected outcome ("a | b" -> {a, b}; "a" -> {a}).
+std::vector<std::string> outcome_alternatives(const std::string& expected);
 
 // An outcome line "<signature>@compiled:<stage>": the compiled run raised (trace, lowering,
 // codegen), as opposed to a numeric finding ("judge:..."), a crash or a timeout.

@@ -30,6 +30,25 @@ function(expect rc_want)
   set(ERR "${err}" PARENT_SCOPE)
 endfunction()
 
+# A campaign of model-bug-second-shape over ${WORK}/corpus (one worker, MINIMIZE_S of shrinking)
+# with exactly one finding: the report in RJ, the finding's signature and id in SIG and ID.
+# --grace-s: the shrink must end on its own; the default 120 s stopped it mid-way on a loaded
+# 2-core machine (the fresh-clone check of a459b8c: three steps in, status "").
+function(one_finding max_cases minimize_s)
+  expect(1 ${FLCE} campaign --minutes 15 --max-cases ${max_cases} --out ${WORK}/run --corpus ${WORK}/corpus
+         --subject model-bug-second-shape --workers 1 --seed 1 --minimize-s ${minimize_s} --case-timeout 400
+         --grace-s 900)
+  message(STATUS "campaign:\n${OUT}\n${ERR}")
+  file(READ ${WORK}/run/report.json rj)
+  string(JSON n LENGTH "${rj}" findings)
+  require("expected one finding, got ${n}:\n${rj}" n EQUAL 1)
+  string(JSON sig GET "${rj}" findings 0 signature)
+  string(JSON id GET "${rj}" findings 0 id)
+  set(RJ "${rj}" PARENT_SCOPE)
+  set(SIG "${sig}" PARENT_SCOPE)
+  set(ID "${id}" PARENT_SCOPE)
+endfunction()
+
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/corpus)
 
@@ -41,23 +60,15 @@ if(PART STREQUAL "fresh")
   # with each try fresh, it keeps extra_BT, and `flce run` in a new process reproduces it.
   set(G "\"H\": 1, \"V\": 2, \"input_dtype\": \"fp32\", \"weight_dtype\": \"fp32\", \"compile\": {\"backend\": \"eager\"}")
   file(WRITE ${WORK}/corpus/x.json "{\"BT\": 2, ${G}, \"extra_BT\": [3], \"seed\": 3}\n")
-  set(D ${WORK}/run)
-  # A minute of shrinking: the fresh pass need not finish, only keep what the case needs alone.
-  expect(1 ${FLCE} campaign --minutes 15 --max-cases 1 --out ${D} --corpus ${WORK}/corpus --subject model-bug-second-shape
-         --workers 1 --seed 1 --minimize-s 60 --case-timeout 400 --grace-s 900)
-  file(READ ${D}/report.json rj)
-  string(JSON n LENGTH "${rj}" findings)
-  require("expected one finding, got ${n}" n EQUAL 1)
-  string(JSON sig GET "${rj}" findings 0 signature)
-  string(JSON id GET "${rj}" findings 0 id)
-  string(JSON shrink GET "${rj}" findings 0 shrink)
+  one_finding(1 60)  # a minute of shrinking: the fresh pass need not finish, only keep what the case needs alone
+  string(JSON shrink GET "${RJ}" findings 0 shrink)
   require("shrink status: ${shrink}" shrink MATCHES "^(minimized|budget|smallest) \\(each try in a fresh worker")
-  file(READ ${D}/findings/${id}/minimized.json mj)
+  file(READ ${WORK}/run/findings/${ID}/minimized.json mj)
   string(JSON nx ERROR_VARIABLE no_extra LENGTH "${mj}" extra_BT)
   require("the minimum lost its second shape (extra_BT): ${mj}" NOT no_extra AND nx GREATER 0)
-  expect(1 ${FLCE} run ${D}/findings/${id}/minimized.json --subject model-bug-second-shape --no-ladder --json)
+  expect(1 ${FLCE} run ${WORK}/run/findings/${ID}/minimized.json --subject model-bug-second-shape --no-ladder --json)
   string(JSON got GET "${OUT}" outcome)
-  string(REGEX REPLACE "@compiled:.*" "" base "${sig}")  # any stage: the shrink may reset the backend
+  string(REGEX REPLACE "@compiled:.*" "" base "${SIG}")  # any stage: the shrink may reset the backend
   require("flce run on the minimum, alone: ${got}, want ${base} at any stage" got MATCHES "^${base}@compiled:")
   return()
 endif()
@@ -71,17 +82,10 @@ file(WRITE ${WORK}/corpus/c-second-shape.json "{\"BT\": 6, ${G}, \"seed\": 3}\n"
 set(S model-bug-second-shape)
 set(D ${WORK}/run)
 
-# --grace-s: the shrink must end on its own; the default 120 s stopped it mid-way on a loaded
-# 2-core machine (the fresh-clone check of a459b8c: three steps in, status "").
-expect(1 ${FLCE} campaign --minutes 15 --max-cases 3 --out ${D} --corpus ${WORK}/corpus --subject ${S} --workers 1
-       --seed 1 --minimize-s 400 --case-timeout 400 --grace-s 900)
-message(STATUS "campaign:\n${OUT}\n${ERR}")
-file(READ ${D}/report.json rj)
-string(JSON n LENGTH "${rj}" findings)
-require("expected one finding, got ${n}:\n${rj}" n EQUAL 1)
-string(JSON sig GET "${rj}" findings 0 signature)
-string(JSON id GET "${rj}" findings 0 id)
-string(JSON first GET "${rj}" findings 0 first_case)
+one_finding(3 400)
+set(sig "${SIG}")
+set(id "${ID}")
+string(JSON first GET "${RJ}" findings 0 first_case)
 require("finding ${sig} not on the compiled path" sig MATCHES "@compiled:eager$")
 require("finding first seen on ${first}, want c-second-shape" first MATCHES "^corpus:c-second-shape.json@")
 set(F ${D}/findings/${id})

@@ -237,6 +237,7 @@ class Campaign {
   size_t max_analyses(Lane l) const;
   Lane lending_lane(Lane found) const;  // whose slots an analysis borrows (the eager lane while exploring)
   size_t lendable(Lane l) const;        // how many of them at once
+  bool has_eager_lane() const;
   size_t own_jobs() const {  // analyses and walks running on analysis workers of their own
     return std::count_if(jobs_.begin(), jobs_.end(), [](const AnalysisJob& j) { return j.slot == AnalysisJob::kOwnWorker; });
   }
@@ -822,8 +823,11 @@ size_t Campaign::max_analyses(Lane l) const {
 // finding's own lane, every slot.
 Lane Campaign::lending_lane(Lane found) const {
   if (finishing_ || o_.lend_from_finder) return found;
-  const bool has_eager = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lane == Lane::EAGER; });
-  return has_eager ? Lane::EAGER : found;
+  return has_eager_lane() ? Lane::EAGER : found;
+}
+
+bool Campaign::has_eager_lane() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lane == Lane::EAGER; });
 }
 
 size_t Campaign::lendable(Lane l) const {
@@ -1462,8 +1466,7 @@ CampaignResult Campaign::run() {
   rs.zygote = zygote_info_;
   rs.analyses = analyses_run_;
   // Without an eager lane, lending_lane() lends the finder's, whatever --lend-from says.
-  const bool has_eager = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lane == Lane::EAGER; });
-  rs.lend_from = has_eager && !o_.lend_from_finder ? "eager" : "finder";
+  rs.lend_from = has_eager_lane() && !o_.lend_from_finder ? "eager" : "finder";
   rs.neighbours_dropped = neighbours_dropped_;
   rs.walks_deferred = walks_.queued();
   rs.spare_swaps = spare_swaps_;

@@ -117,13 +117,8 @@ bool reproduces(const std::string& got, const std::string& expected) {
 
 std::string restaged(const std::string& got, const std::string& expected) {
   if (expected.empty() || outcome_matches(expected, got) || !is_compile_failure(got)) return "";
-  for (size_t at = 0; at <= expected.size();) {
-    size_t end = expected.find(kOutcomeSeparator, at);
-    if (end == std::string::npos) end = expected.size();
-    const std::string alt = expected.substr(at, end - at);
+  for (const std::string& alt : outcome_alternatives(expected))
     if (same_failure(alt, got)) return alt;
-    at = end + kOutcomeSeparator.size();
-  }
   return "";
 }
 

@@ -920,9 +920,9 @@ def main():
         print(f"SKIP: the subject cannot run this case here: {why}")
         return 2
     if reproduced(got, expected):
-        if expected is not None and restaged(got, expected):
-            print(f"note: {got} is the failure {restaged(got, expected)} names, first shown at another rung "
-                  "of the backend ladder here")
+        named = restaged(got, expected) if expected is not None else None
+        if named:
+            print(f"note: {got} is the failure {named} names, first shown at another rung of the backend ladder here")
         print(f"REPRODUCED: {got}")
         return 0
     print(f"NOT REPRODUCED: got {got}, expected {expected if expected is not None else 'a failure'}")
