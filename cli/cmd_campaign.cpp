@@ -138,7 +138,8 @@ void add_campaign_commands(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--grace-s", o.grace_s,
                   "After the exploration budget, the analyses still running and the shrinking end within this "
-                  "many seconds (a resumed run continues what they cut)")
+                  "many seconds (a resumed run continues what they cut). The default keeps a campaign's wall time "
+                  "within --minutes plus 30 s; give more for longer shrinks")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     c->callback([workers_opt] {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "fuzz/findings/finding.hpp"
+#include "judge/signature.hpp"
 #include "oracles/subject_worker.hpp"
 #include "report/write.hpp"
 #include "process/process.hpp"
