@@ -8,7 +8,7 @@
 // `flce gate` run base and candidate trees side by side and `flce matrix` one torch per
 // release; a crashing or hanging subject takes only its child down; and on the GPU box an
 // embedded interpreter read every C++ exception raised inside torch as null (BENCHMARKS.md,
-// "GPU box host"), so the embedded host was retired (ARCHITECTURE.md).
+// "GPU box host"), so the embedded host was retired (docs/architecture.md).
 #pragma once
 #include <functional>
 #include <memory>

@@ -3,7 +3,7 @@ than a third of the code, and README's layout section names every room.
 
     python3 tests/layering.py [REPO]      # exit 1 naming each broken rule
 
-Rooms and what each may include (ARCHITECTURE.md draws the same picture). Link dependencies in
+Rooms and what each may include (docs/architecture.md draws the same picture). Link dependencies in
 CMake enforce the direction for symbols; this enforces it for headers too, which the linker
 cannot see (an inline function from an upper room would link fine).
 """
