@@ -15,7 +15,8 @@
 #   mainfinder-sS  main-sS with --lend-from finder: analyses borrow the finding's lane (the A/B of afa0270)
 #   pre-sS     the tree before Liger #1362 alone, default lanes (1 min): the softcap compile failure
 #   eagerT-sS  the eager lane, 8 workers, T = main or wheel (0.8.5), 1.5 min (FLCE_EAGER_MIN)
-#   ten        ten campaigns side by side, 2 workers each, 5 minutes (trees as gpu_campaigns.sh b2)
+#   ten        ten campaigns side by side, 2 workers each, 5 minutes, default --minimize-s and --grace-s
+#              (issue #38: each must end within its budget plus 30 s)
 #   plantD-sS  planted defect D (scripts/liger_plant.py) alone, default lanes, 1 min, main's known
 #              list (FLCE_MAIN_KNOWN, else every main-sS and ten-main campaign of this box's session;
 #              run one first) and corpus/expectations.json; the planted copies of `ten` get it too
@@ -246,7 +247,7 @@ for part in ${FLCE_PARTS:-short main-s31}; do
         name=${spec%%:*}
         # shellcheck disable=SC2086
         (CAMPAIGN_TIMEOUT=420 campaign "ten-$name" --subject liger ${spec#*:} --lanes eager=1,compiled=1 --cpus 1 \
-           --minutes 5 --seed "${FLCE_TEN_SEED:-11}" --known corpus/expectations.json --minimize-s 10 --grace-s 20 \
+           --minutes 5 --seed "${FLCE_TEN_SEED:-11}" --known corpus/expectations.json \
            --case-timeout 120 >/dev/null) &
         pids+=($!)
       done
