@@ -22,10 +22,11 @@ if [[ $ASAN != 0 ]]; then
     t=$(date +%s)
     if [[ ! -f build-asan/build.ninja ]]; then
       # -O0 -g1: nothing optimised away before the sanitizers see it, line tables for their
-      # reports; a unity build parses the shared headers (json, fmt, CLI11) once per batch of 8.
-      # 160 s on 2 cores where -O2 -g file by file took 550-1165 s.
+      # reports. File by file, no unity batches: this is the build that proves every translation
+      # unit compiles alone (the main build's batches of 8 hid a missing include that broke the
+      # GPU box's file-by-file build twice; issue #38).
       cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" \
-            -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 -DFLCE_SANITIZE=ON -DFLCE_CUDA=OFF -DFLCE_FUZZ=OFF \
+            -DCMAKE_UNITY_BUILD=OFF -DFLCE_SANITIZE=ON -DFLCE_CUDA=OFF -DFLCE_FUZZ=OFF \
             >/dev/null
     fi
     nice -n 19 cmake --build build-asan -j "${FLCE_JOBS:-$(nproc)}" | grep -v '^\[' || true

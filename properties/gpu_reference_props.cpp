@@ -11,6 +11,7 @@
 #include "oracles/golden.hpp"
 #include "judge/judge.hpp"
 #include "properties/case_gen.hpp"
+#include "case/sampler.hpp"
 
 using namespace flce;
 
@@ -26,7 +27,10 @@ TEST_F(GpuReferenceProps, WithinJudgeBoundsOfFp64) {
     gen::Limits lim;
     lim.max_BT = 40; lim.max_H = 40; lim.max_V = 96;
     lim.allow_op_kinds = true;
-    Case c = *gen::any_case(lim);
+    // As the campaign's sampler draws them: no value spreads on fp16, whose range they overflow
+    // (seed 3325367066331028725 on the H200: fp16 autocast, weight_spread and log_spread upstream
+    // gradients, grad_bias -inf where fp64 gives -181863: the format's range, not a rounding).
+    Case c = within_fp16_range(*gen::any_case(lim));
     c.device = Device::CUDA;
     DeviceInputs din = make_device_inputs(c, nullptr);
     ReferenceResult r = c.is_op() ? reference_op_cuda(c, din, nullptr) : reference_flce_cuda(c, din, nullptr);

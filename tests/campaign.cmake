@@ -292,8 +292,11 @@ elseif(PART STREQUAL "isolation")
   string(JSON abandoned GET "${rj}" abandoned eager)
   message(STATUS "budget 12 s, grace 3 s: exploration ended at ${explored} s, the campaign at ${elapsed} s (wall ${SECONDS} s)")
   require("the in-flight case was not abandoned (${abandoned})" abandoned EQUAL 1)
-  require("exploration ended at ${explored} s, budget 12 s" explored LESS 14)
-  require("the campaign ended at ${elapsed} s: budget 12 s, grace 3 s" elapsed LESS 17)
+  # Margins for a loaded 2-core box (CI builds beside the tests): killing the busy worker may take
+  # seconds there, and writing the reports more; what is asserted is that the hung case was cut, not
+  # waited for (its --case-timeout is 600 s).
+  require("exploration ended at ${explored} s, budget 12 s" explored LESS 20)
+  require("the campaign ended at ${elapsed} s: budget 12 s, grace 3 s" elapsed LESS 30)
   require("the process took ${SECONDS} s" SECONDS LESS 40)
   # A result that poisons the CUDA context (simulated: the text is what counts) ends its
   # worker; the campaign restarts it before the next case, which must not become a crash.

@@ -556,9 +556,6 @@ TEST(Known, AnEarlierCampaignsCauseTakesItsNarrowerViews) {
   EXPECT_FALSE(known_with({"autocast=fp16", "dtype=fp32"}));
 }
 
-}  // namespace
-}  // namespace flce
-
 // pytorch#181735's assertion showed on five Liger trees of one night (H200), each time as new:
 // its cause was [] or a feature the pinned case lacks. A typed signature names its bug wherever it
 // shows, so a pin of one without a cause takes any cause; a bucket or a catch-all does not.
@@ -610,3 +607,6 @@ TEST(Known, AKnownSignatureTakesTheStageItsPinGivesHere) {
   EXPECT_FALSE(known_stage(k, "tier1", "2.11.0", true, ""));                 // a prefix is not the signature
   EXPECT_EQ(known_stage(k, "tier2-lowering", "2.13.0", true, "")->first, "inductor");
 }
+
+}  // namespace
+}  // namespace flce
