@@ -32,7 +32,8 @@ constexpr EnumNames<Regime> kRegimes[] = {{Regime::NORMAL, "normal"},
                                            {Regime::SPECIAL_VALUES, "special_values"},
                                            {Regime::ONE_CLASS, "one_class"},
                                            {Regime::WEIGHT_SPREAD, "weight_spread"}};
-constexpr EnumNames<Semantics> kSemantics[] = {{Semantics::LIGER, "liger"}, {Semantics::TORCH, "torch"}};
+constexpr EnumNames<Semantics> kSemantics[] = {
+    {Semantics::LIGER, "liger"}, {Semantics::TORCH, "torch"}, {Semantics::TORCH_FP32, "torch-fp32"}};
 constexpr EnumNames<Backend> kBackends[] = {{Backend::EAGER, "eager"},
                                              {Backend::AOT_EAGER, "aot_eager"},
                                              {Backend::AOT_EAGER_DECOMP_PARTITION, "aot_eager_decomp_partition"},
@@ -368,7 +369,7 @@ Case example_case() {
 }
 
 DType loss_dtype(const Case& c) {
-  if (c.semantics == Semantics::LIGER) return DType::F32;
+  if (c.semantics != Semantics::TORCH) return DType::F32;
   if (c.autocast == Autocast::BF16) return DType::BF16;
   if (c.autocast == Autocast::F16) return DType::F16;
   return c.input_dtype;

@@ -24,9 +24,14 @@ enum class Device : uint8_t { CPU, CUDA };
 // one_class: every non-ignored target is one class; weight_spread: ce_weight log-uniform over
 // 2^-14 .. 2^14 (needs ce_weight). See corpus/README.md and judge/MATH.md (Inputs).
 enum class Regime : uint8_t { NORMAL, LARGE_LOGITS, CONFIDENT, SPECIAL_VALUES, ONE_CLASS, WEIGHT_SPREAD };
-// liger: Liger-Kernel's documented semantics (all-ignored mean -> 0, z-loss unweighted);
-// torch: torch.nn.functional.cross_entropy's (all-ignored mean -> NaN).
-enum class Semantics : uint8_t { LIGER, TORCH };
+// What a subject promises (its contract, subjects/flce_subjects/contract.py), on the two axes
+// where FLCE implementations differ by design (judge/MATH.md, "Semantics"):
+// liger: Liger-Kernel's (all-ignored mean -> 0, z-loss unweighted, fp32 loss);
+// torch: torch.nn.functional.cross_entropy's over the logits as computed (all-ignored mean ->
+//   NaN, the loss in the logits' dtype): F.linear_cross_entropy;
+// torch-fp32: cross_entropy over the logits upcast to fp32 (all-ignored mean -> NaN, fp32 loss):
+//   cut-cross-entropy documents `F.cross_entropy((e @ c.T).float(), targets)`.
+enum class Semantics : uint8_t { LIGER, TORCH, TORCH_FP32 };
 enum class Backend : uint8_t { EAGER, AOT_EAGER, AOT_EAGER_DECOMP_PARTITION, INDUCTOR };
 enum class CompileMode : uint8_t { DEFAULT, REDUCE_OVERHEAD, MAX_AUTOTUNE, MAX_AUTOTUNE_NO_CUDAGRAPHS };
 
@@ -99,7 +104,9 @@ Case example_case();  // the embedded default: Liger issue #1327's seed configur
 std::string_view name(Kind), name(Reduction), name(TokenGrad), name(Autocast), name(Device),
     name(Regime), name(Semantics), name(Backend), name(CompileMode);
 
-// dtype of the returned loss: fp32 under Liger's semantics, the logits' dtype under torch's.
+// dtype of the returned loss: fp32 under liger and torch-fp32, the logits' dtype under torch.
 DType loss_dtype(const Case& c);
+// A mean over no rows (every target ignored) is 0/0 = NaN: torch's semantics, either form.
+inline bool nan_if_all_ignored(const Case& c) { return c.semantics != Semantics::LIGER; }
 
 }  // namespace flce

@@ -186,7 +186,7 @@ ReferenceResult reference_flce_cuda(const Case& c, const DeviceInputs& in, cudaS
     f.norms = norms.as<CeNorms>();
     f.BT = BT;
     f.reduce = reduce;
-    f.nan_if_empty = c.semantics == Semantics::TORCH && c.reduction == Reduction::MEAN;
+    f.nan_if_empty = nan_if_all_ignored(c) && c.reduction == Reduction::MEAN;
     f.loss_out = loss.data();
     f.loss_dtype = loss.dtype;
     f.z_out = c.return_z_loss ? zl.data() : nullptr;

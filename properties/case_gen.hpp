@@ -76,7 +76,7 @@ inline rc::Gen<Case> any_case(Limits lim = {}) {
     c.compile.fullgraph = *rc::gen::arbitrary<bool>();
     c.compile.dynamic = *optional(rc::gen::arbitrary<bool>());
     c.compile.capture_scalar_outputs = !*rc::gen::arbitrary<bool>();
-    c.semantics = *pick({Semantics::LIGER, Semantics::TORCH});
+    c.semantics = *pick({Semantics::LIGER, Semantics::TORCH, Semantics::TORCH_FP32});
     c.seed = *rc::gen::inRange<uint64_t>(0, 1000000);
     if (lim.allow_op_kinds) {
       Kind k = *pick({Kind::FLCE, Kind::ADDMM, Kind::MM, Kind::BMM, Kind::BADDBMM});

@@ -78,7 +78,7 @@ inline HostFlce host_flce64(const Case& c, const Inputs& in) {
   }
   for (int64_t i = 0; i < BT; ++i) r.loss += r.loss_rows[i], r.z += r.z_rows[i], r.acc += r.acc_rows[i];
   r.acc /= N;  // NaN when all rows are ignored
-  if (mean && N == 0 && c.semantics == Semantics::TORCH) r.loss = NAN;
+  if (mean && N == 0 && nan_if_all_ignored(c)) r.loss = NAN;
   r.gi.assign(BT * H, 0), r.gw.assign(V * H, 0), r.gb.assign(V, 0);
   for (int64_t i = 0; i < BT; ++i)
     for (int64_t j = 0; j < V; ++j) {

@@ -148,7 +148,7 @@ Reference reference(const Case& c, const Inputs& in) {
   const std::string zeros = fmt::format("torch.zeros({}, dtype=torch.float64)", in.BT);
   auto per_token = [&](const std::string& v) { return ignored ? zeros + ".index_put((keep,), " + v + ")" : v; };
   std::string loss = none ? per_token("L") : "L.sum()";
-  if (mean && kept == 0 && c.semantics == Semantics::TORCH) loss += " + float(\"nan\")";  // 0/0, as F.cross_entropy
+  if (mean && kept == 0 && nan_if_all_ignored(c)) loss += " + float(\"nan\")";  // 0/0, as F.cross_entropy
   items.push_back({"ref_loss", loss, true});
   std::vector<std::string> sinks;
   if (grads) {

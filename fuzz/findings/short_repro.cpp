@@ -217,7 +217,7 @@ std::string describe(const Case& c, const Plan& p) {
         if (on) g += std::string(g.empty() ? "" : "+") + n;
       f.push_back("grad: " + (g.empty() ? std::string("none") : g));
     }
-    if (c.semantics == Semantics::TORCH) f.push_back("torch semantics");
+    if (c.semantics != Semantics::LIGER) f.push_back(fmt::format("{} semantics", name(c.semantics)));
   }
   if (c.autocast != Autocast::NONE) f.push_back(fmt::format("autocast {}", name(c.autocast)));
   if (c.regime != Regime::NORMAL) f.push_back(fmt::format("{} values", name(c.regime)));

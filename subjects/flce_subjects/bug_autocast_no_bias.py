@@ -5,6 +5,8 @@ gradient meets the fp32 weight: RuntimeError "expected m1 and m2 to have the sam
 """
 from . import model
 
+CONTRACT = model.CONTRACT  # the model's promise: a planted bug changes the code, not the contract
+
 VARIANT = model.Variant(name="model-bug-autocast-no-bias", amp_no_bias_mm_fp32=True)
 flce = model.subject(VARIANT)
 supports = model.supports

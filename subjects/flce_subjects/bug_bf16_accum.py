@@ -4,6 +4,8 @@ returned as fp32.
 """
 from . import model
 
+CONTRACT = model.CONTRACT  # the model's promise: a planted bug changes the code, not the contract
+
 VARIANT = model.Variant(name="model-bug-bf16-accum", accum_in_logits_dtype=True)
 flce = model.subject(VARIANT)
 supports = model.supports

@@ -4,6 +4,8 @@ raises TypeError ('NoneType' object does not support item assignment).
 """
 from . import model
 
+CONTRACT = model.CONTRACT  # the model's promise: a planted bug changes the code, not the contract
+
 VARIANT = model.Variant(name="model-bug-input-no-grad", grad_input_unguarded=True)
 flce = model.subject(VARIANT)
 supports = model.supports

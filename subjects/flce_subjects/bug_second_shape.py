@@ -13,6 +13,8 @@ import torch
 
 from . import compiled_tap, model
 
+CONTRACT = model.CONTRACT  # the model's promise: a planted bug changes the code, not the contract
+
 
 def _tap(x: torch.Tensor) -> torch.Tensor:
     return x.clone()

@@ -12,6 +12,8 @@ import torch
 
 from . import compiled_tap, model
 
+CONTRACT = model.CONTRACT  # the model's promise: a planted bug changes the code, not the contract
+
 
 def _tap(x: torch.Tensor) -> torch.Tensor:
     raise ValueError("model-bug-trace-error: the compiled graph's tap refuses to run (planted)")

@@ -17,7 +17,11 @@ def capabilities(subject, subject_path=None):
         s = registry.load(name, subject_path)
         if s.flce is None:
             return {"flce": False, "params": [], "lacks": []}
-        return {"flce": True, **params.capabilities(s.callee())}
+        caps = params.capabilities(s.callee())
+        if s.contract is not None and "params" in s.contract:  # what it promises, not only what it accepts
+            caps["lacks"] = [p for p in params.PARAMS if p in caps["lacks"] or p not in s.contract["params"]]
+            caps["params"] = [p for p in caps["params"] if p not in caps["lacks"]]
+        return {"flce": True, **caps, "contract": s.contract}
     except Exception as e:  # noqa: BLE001 -- an answer, not a crash: the caller decides what it means
         return {"error": f"{type(e).__name__}: {e}"}
 

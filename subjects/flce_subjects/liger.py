@@ -23,6 +23,10 @@ import torch
 from .model import supports_flce_only
 
 WRAPS = "liger_kernel"
+# What Liger-Kernel documents and its kernel does (contract.py): an all-ignored mean is 0 (its
+# kernel divides by max(n_non_ignore, 1)) and the loss is fp32 whatever the input dtype.
+CONTRACT = {"semantics": "liger",
+            "source": "Liger-Kernel fused_linear_cross_entropy: loss in fp32, all-ignored mean 0"}
 
 
 _bound = None  # liger_fused_linear_cross_entropy of the tree supports() last loaded

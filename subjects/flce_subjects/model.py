@@ -370,6 +370,9 @@ def supports_flce_only(case):
 
 # --- the `model` subject itself ---
 VERSION = "flce-model-1"
+# Liger-Kernel's documented semantics: flce's own Liger-shaped FLCE follows them (contract.py).
+CONTRACT = {"semantics": "liger",
+            "source": "Liger-Kernel 0.8.5 LigerFusedLinearCrossEntropyLoss: all-ignored mean 0, fp32 loss"}
 flce = subject(BASE)
 
 

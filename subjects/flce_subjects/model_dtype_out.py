@@ -5,6 +5,8 @@ torch.compile it reaches aten.addmm.dtype_out and breaks where `model` does not.
 """
 from . import model
 
+CONTRACT = model.CONTRACT  # the model's promise: a planted bug changes the code, not the contract
+
 VARIANT = model.Variant(name="model-dtype-out", same_dtype_via_dtype_out=True)
 flce = model.subject(VARIANT)
 supports = model.supports

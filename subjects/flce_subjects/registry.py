@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from . import contract
+
 BUILTIN = {
     "model": "flce_subjects.model",
     "model-bug-smoothing": "flce_subjects.bug_smoothing",
@@ -52,6 +54,8 @@ class Subject:
     # The function whose signature says which FLCE parameters the subject takes (params.py):
     # flce itself, or what an adapter's flce forwards its arguments to (liger.py's callee()).
     callee: Optional[Callable[[], Callable]] = None
+    # What it promises (contract.py): semantics, parameters, dtypes; None when undeclared.
+    contract: Optional[dict] = None
 
     def __post_init__(self):
         if self.callee is None:
@@ -115,7 +119,8 @@ def _from_object(name, obj, module):
     version = getattr(obj, "version", None) or getattr(module, "version", None) or _default_version(module)
     supports = getattr(obj, "supports", None) or (lambda case: None)
     callee = getattr(obj, "callee", None) if flce is not obj else None
-    return Subject(name, flce, op, version, supports, callee)
+    declared = contract.of(obj if obj is not module else None, module)
+    return Subject(name, flce, op, version, supports, callee, declared)
 
 
 def load(name, subject_path=None):

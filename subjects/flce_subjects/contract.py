@@ -1,0 +1,60 @@
+"""A subject's contract: what the implementation promises, declared once on its Python side and
+read by flce before anything is sampled (issue #39).
+
+A subject module (or plug-in object) declares `CONTRACT`, a dict, or `contract()` returning one:
+
+  semantics  (required) "liger" | "torch" | "torch-fp32" (case/case.hpp Semantics, judge/MATH.md):
+             the value of an all-ignored mean and the dtype of the loss, as the implementation
+             documents them. flce samples every case with these semantics and judges by them.
+  params     FLCE parameters the implementation supports (params.PARAMS names); the others are
+             never drawn. Default: whatever its callable's signature takes.
+  dtypes     input dtypes it supports ("bf16", "fp16", "fp32"); default all three.
+  source     where the contract comes from: the documentation or the reference path it follows.
+
+A contract is what the implementation documents and what its own reference path does, never
+what its output happens to be. By-design limits beyond these (an option pair it refuses) stay in
+`supports(case)`, whose reason becomes `unsupported-by-subject:<why>`, never a finding.
+A plug-in without a contract is judged under Liger's semantics, and flce's reports say so.
+"""
+from . import params
+
+SEMANTICS = ("liger", "torch", "torch-fp32")
+DTYPES = ("bf16", "fp16", "fp32")
+FIELDS = ("semantics", "params", "dtypes", "source")
+
+
+class ContractError(ValueError):
+    """A declared contract that breaks a rule; the message names the field."""
+
+
+def of(obj, module):
+    """The declared contract of a subject (object first, then its module), or None."""
+    for holder in (obj, module):
+        declared = getattr(holder, "contract", None)
+        if callable(declared):
+            return check(declared())
+        declared = getattr(holder, "CONTRACT", None)
+        if declared is not None:
+            return check(declared)
+    return None
+
+
+def check(c):
+    """The contract itself, or ContractError naming the first broken rule by field."""
+    if not isinstance(c, dict):
+        raise ContractError(f"contract: must be a dict, got {type(c).__name__}")
+    for key in c:
+        if key not in FIELDS:
+            raise ContractError(f"contract.{key}: unknown field (known: {', '.join(FIELDS)})")
+    if c.get("semantics") not in SEMANTICS:
+        raise ContractError(f"contract.semantics: must be one of {', '.join(SEMANTICS)}, got {c.get('semantics')!r}")
+    for key, allowed in (("params", params.PARAMS), ("dtypes", DTYPES)):
+        if key in c:
+            v = c[key]
+            if not isinstance(v, (list, tuple)) or any(x not in allowed for x in v):
+                raise ContractError(f"contract.{key}: must be a list drawn from {', '.join(allowed)}, got {v!r}")
+    if "dtypes" in c and not c["dtypes"]:
+        raise ContractError("contract.dtypes: must name at least one dtype")
+    if "source" in c and not isinstance(c["source"], str):
+        raise ContractError(f"contract.source: must be a string, got {c['source']!r}")
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in c.items()}
