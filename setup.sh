@@ -66,8 +66,9 @@ if [[ ! -f build/build.ninja ]]; then
 fi
 step "set-up: configure"
 log "build (-j$JOBS)"
-cmake --build build -j "$JOBS" | grep -v '^\[' || true
-[[ ${PIPESTATUS[0]} -eq 0 ]] || { log "build failed"; exit 1; }
+# pipefail: the build's own status decides (grep printing nothing is no failure). Until
+# 2026-12-05 the status was read after `|| true` and a failed build reported "ready".
+if ! cmake --build build -j "$JOBS" | { grep -v '^\[' || true; }; then log "build failed"; exit 1; fi
 step "set-up: build"
 printf '%s\n' "${TIMES[@]}" >build/setup-times.txt
 log "ready in $(( $(date +%s) - t0 )) s"

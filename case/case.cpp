@@ -150,6 +150,11 @@ std::string_view name(Autocast v) { return enum_name(kAutocasts, v); }
 std::string_view name(Device v) { return enum_name(kDevices, v); }
 std::string_view name(Regime v) { return enum_name(kRegimes, v); }
 std::string_view name(Semantics v) { return enum_name(kSemantics, v); }
+std::optional<Semantics> parse_semantics(std::string_view s) {
+  for (auto& e : kSemantics)
+    if (s == e.text) return e.value;
+  return std::nullopt;
+}
 std::string_view name(Backend v) { return enum_name(kBackends, v); }
 std::string_view name(CompileMode v) { return enum_name(kModes, v); }
 

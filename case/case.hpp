@@ -104,6 +104,8 @@ Case example_case();  // the embedded default: Liger issue #1327's seed configur
 std::string_view name(Kind), name(Reduction), name(TokenGrad), name(Autocast), name(Device),
     name(Regime), name(Semantics), name(Backend), name(CompileMode);
 
+std::optional<Semantics> parse_semantics(std::string_view s);  // "liger", "torch", "torch-fp32"
+
 // dtype of the returned loss: fp32 under liger and torch-fp32, the logits' dtype under torch.
 DType loss_dtype(const Case& c);
 // A mean over no rows (every target ignored) is 0/0 = NaN: torch's semantics, either form.

@@ -1,6 +1,7 @@
 #include "case/sampler.hpp"
 
 #include <array>
+#include <iterator>
 #include <random>
 
 namespace flce {
@@ -88,18 +89,29 @@ Case within_fp16_range(Case c) {
   return c;
 }
 
+Case under_contract(Case c, const SampleSpace& sp) {
+  if (sp.semantics && !c.is_op()) c.semantics = *sp.semantics;
+  if (!sp.dtypes.empty() && !sp.dtypes.count(c.input_dtype)) {
+    const DType d = *std::next(sp.dtypes.begin(), static_cast<long>(c.seed % sp.dtypes.size()));
+    if (c.weight_dtype == c.input_dtype) c.weight_dtype = d;
+    c.input_dtype = d;
+  }
+  return c;
+}
+
 Case sample_case(uint64_t seed, uint64_t index, const SampleSpace& sp) {
   // Parameters the subject lacks are drawn and then dropped: every other field of case k is
   // the one a subject with all parameters gets.
   if (sp.family_size <= 1) {
     Case c = sample_one(seed, index, sp);
     drop_parameters(c, sp.without);
-    return within_fp16_range(c);
+    return within_fp16_range(under_contract(c, sp));
   }
   const uint64_t family = index / sp.family_size, member = index % sp.family_size;
   Case cfg = family < 6 && !sp.dtype ? plain_config(family, sp.device)
                                                        : sample_one(seed ^ 0x5851F42D4C957F2Dull, family, sp);
   drop_parameters(cfg, sp.without);
+  cfg = under_contract(cfg, sp);  // on the configuration: a family keeps one dtype
   if (is_sequence_family(family) && !cfg.is_op() && !sp.eager_groups) {
     // Every member first feeds the compiled function another BT: its second shape, on purpose.
     std::mt19937_64 rng(seed * 0x2545F4914F6CDD1Dull + family);

@@ -36,7 +36,16 @@ struct SampleSpace {
   // parameter's neutral value (a campaign learns them from its workers at start, so its time
   // goes to cases the subject can run). Everything else is drawn as without them.
   std::set<std::string> without;
+  // The subject's contract (subjects/flce_subjects/contract.py): every case carries the semantics
+  // it promises (never Liger's by default) and only the input dtypes it supports. Unset / empty:
+  // the case's own draw.
+  std::optional<Semantics> semantics;
+  std::set<DType> dtypes;
 };
+
+// A case under a contract: its semantics set, its dtype moved into the supported ones (a pure
+// function of the case, so replays agree). Sample_case applies it; so do corpus cases.
+Case under_contract(Case c, const SampleSpace& space);
 
 // The optional FLCE parameters of Liger's functional API, as the subjects name them
 // (subjects/flce_subjects/params.py PARAMS, same order): bias, ce_weight, ignore_index, ...

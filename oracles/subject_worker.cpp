@@ -375,6 +375,7 @@ SubjectCapabilities SubjectWorker::capabilities(const std::string& subject, cons
   caps.params = j->value("params", std::vector<std::string>{});
   caps.lacks = j->value("lacks", std::vector<std::string>{});
   caps.callable = str_or(*j, "callable");
+  if (j->contains("contract")) caps.contract = (*j)["contract"];
   return caps;
 }
 

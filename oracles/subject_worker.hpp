@@ -45,6 +45,8 @@ struct SubjectCapabilities {
   bool known = false;                 // false: not answered (error says why), or not an FLCE subject
   std::vector<std::string> params, lacks;
   std::string callable, error;
+  // What the subject declares it promises (subjects/flce_subjects/contract.py); null when undeclared.
+  nlohmann::json contract;
 };
 
 // The subject host's program and environment, as the flce process whose environment `getenv`

@@ -3,7 +3,7 @@
 # GPU box lacks, so scripts/gpu_run.sh can build and test offline there.
 #   .carry/root/usr/...   RapidCheck, nlohmann-json, CLI11, fmt (+ libfmt.so.9) from Debian .debs
 #   .carry/libfuzzer/     libFuzzer runtime archives (clang 14)
-#   .carry/wheels/        liger-kernel==0.8.5 and the pinned ruff wheels (installed there with --no-deps)
+#   .carry/wheels/        liger-kernel==0.8.5, cut-cross-entropy and the pinned ruff wheels (installed there with --no-deps)
 #   .carry/liger/NAME/src Liger-Kernel source trees for `flce gate` (PRs #1324, #1328 and
 #                         their merge bases), exported from a mirror (LIGER_MIRROR, a bare
 #                         git repository with refs/pull/*); skipped with a note when absent
@@ -61,6 +61,15 @@ if ! compgen -G "$CARRY/wheels/liger_kernel-0.8.5-*.whl" >/dev/null; then
     die "pip download liger-kernel==0.8.5"
 else
   log "liger wheel: already downloaded"
+fi
+# cut-cross-entropy (pure Python, 22 KB): the `cce` subject, pinned in requirements-nodeps.txt.
+CCE=$(grep -E '^cut-cross-entropy==' requirements-nodeps.txt)
+if ! compgen -G "$CARRY/wheels/cut_cross_entropy-${CCE#cut-cross-entropy==}-*.whl" >/dev/null; then
+  mkdir -p "$CARRY/wheels"
+  log "pip download $CCE"
+  "${PIP[@]}" download -q --disable-pip-version-check --no-deps "$CCE" -d "$CARRY/wheels" || die "pip download $CCE"
+else
+  log "cut-cross-entropy wheel: already downloaded"
 fi
 
 # The Python linter the test suite runs (python_lint), at the version requirements.txt pins.

@@ -68,6 +68,14 @@ else
   record liger FAIL "liger wheel ${WHEEL:-not found in .carry} did not install (setup.log)"
 fi
 
+# cut-cross-entropy (pure Python; needs torch and triton, both there): the `cce` subject.
+CCE_WHL=$(find "$CARRY" -maxdepth 2 -name 'cut_cross_entropy-25.1.1-*.whl' 2>/dev/null | sort | head -1)
+if [[ -n $CCE_WHL ]] && python3 -m pip install -q --no-index --no-deps --target "$SITE" --upgrade "$CCE_WHL" >>"$OUT/setup.log" 2>&1; then
+  record cce ok "$(basename "$CCE_WHL") -> $SITE"
+else
+  record cce FAIL "cut-cross-entropy wheel ${CCE_WHL:-not found in .carry} did not install (setup.log)"
+fi
+
 RUFF_WHL=$(find "$CARRY" -maxdepth 2 -name 'ruff-*.whl' 2>/dev/null | sort | head -1)
 if [[ -n $RUFF_WHL ]] && python3 -m pip install -q --no-index --no-deps --target "$SITE" --upgrade "$RUFF_WHL" >>"$OUT/setup.log" 2>&1; then
   record ruff ok "$(basename "$RUFF_WHL") -> $SITE (python_lint)"

@@ -295,6 +295,8 @@ class Campaign {
   std::set<uint64_t> early_families_;
   std::string unusable_;            // set: the subject cannot run at all; stop, exit 2
   std::set<std::string> lacks_;     // parameters the subject lacks (its workers' capabilities)
+  std::optional<Semantics> semantics_;  // its contract's (unset: none declared, liger)
+  std::set<DType> dtypes_;              // its contract's input dtypes (empty: all)
   std::vector<Slot> slots_;
   Clock::time_point t0_ = Clock::now(), last_progress_{};
   double elapsed_before_ = 0;
@@ -438,7 +440,9 @@ Ticket Campaign::next_ticket(Slot& s) {
     for (auto& t : corpus_)
       if (!st_.corpus_done.count(t.key) && !dispatched_.count(t.key)) {
         dispatched_.insert(t.key);
-        Ticket c = t;
+        // Judged by the subject's contract, like every sampled case; the key stays the file's.
+        Ticket c(under_contract(from_json(t.case_json), sample_space()));
+        c.key = t.key;
         c.lane = s.lane;
         return c;
       }
@@ -496,6 +500,8 @@ SampleSpace Campaign::sample_space() const {
   sp.device = o_.cuda ? Device::CUDA : Device::CPU;
   sp.family_size = o_.family_size;
   sp.without = lacks_;  // what the subject's callable lacks is never drawn
+  sp.semantics = semantics_;  // what it promises (its contract), never Liger's by default
+  sp.dtypes = dtypes_;
   return sp;
 }
 
@@ -776,7 +782,8 @@ void Campaign::record(const Ticket& t, const std::string& subject_outcome, const
     int k = 0;
     const std::string lane_tag = t.lane == Lane::EAGER ? "/eager" : "";  // lane_of_key reads it back
     for (const Case& n : neighbours(from_json(t.case_json), lacks_))
-      st_.neighbours.emplace_back(fmt::format("neighbour:{}{}#{}", f->id, lane_tag, k++), to_json(n, -1));
+      st_.neighbours.emplace_back(fmt::format("neighbour:{}{}#{}", f->id, lane_tag, k++),
+                                  to_json(under_contract(n, sample_space()), -1));
   }
   nlohmann::json jl{{"key", t.key}, {"lane", lane_name(t.lane)}, {"graph", t.graph}, {"outcome", outcome},
                     {"at", utc_now()}, {"campaign_s", elapsed()}};
@@ -1131,6 +1138,14 @@ void Campaign::learn_capabilities(const nlohmann::json& caps) {
     if (std::find(flce_parameters().begin(), flce_parameters().end(), p) == flce_parameters().end()) lacks.push_back(p);
   nlohmann::json c{{"params", caps.value("params", nlohmann::json::array())}, {"lacks", lacks},
                    {"callable", caps.value("callable", "")}};
+  // The contract (contract.py): every case from here on carries its semantics and dtypes.
+  const nlohmann::json contract = caps.value("contract", nlohmann::json());
+  c["contract"] = contract;
+  if (contract.is_object()) {
+    semantics_ = parse_semantics(contract.value("semantics", "liger"));
+    for (auto& d : contract.value("dtypes", nlohmann::json::array()))
+      if (auto dt = d.is_string() ? parse_dtype(d.get<std::string>()) : std::nullopt) dtypes_.insert(*dt);
+  }
   if (st_.capabilities != c) {
     st_.capabilities = c;
     if (!o_.quiet && !lacks_.empty()) {

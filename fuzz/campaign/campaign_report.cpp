@@ -72,8 +72,16 @@ std::string join(const nlohmann::json& names) {
 std::string capability_line(const CampaignState& st) {
   if (!st.capabilities.is_object()) return "";
   const auto lacks = st.capabilities.value("lacks", nlohmann::json::array());
-  return fmt::format("supports: {}; not: {}{}", join(st.capabilities.value("params", nlohmann::json::array())),
-                     join(lacks), lacks.empty() ? "" : " (no sampled case uses those)");
+  const auto contract = st.capabilities.value("contract", nlohmann::json());
+  // Whose rules the cases were judged by: the subject's own, or (undeclared) Liger's.
+  std::string judged = "no contract declared: judged under liger semantics";
+  if (contract.is_object()) {
+    judged = fmt::format("contract: {} semantics", contract.value("semantics", "liger"));
+    if (contract.contains("dtypes")) judged += fmt::format(", dtypes {}", join(contract["dtypes"]));
+    if (contract.contains("source")) judged += fmt::format(" ({})", contract.value("source", ""));
+  }
+  return fmt::format("supports: {}; not: {}{}; {}", join(st.capabilities.value("params", nlohmann::json::array())),
+                     join(lacks), lacks.empty() ? "" : " (no sampled case uses those)", judged);
 }
 
 std::string per_param_text(const std::map<std::string, int64_t>& n) {

@@ -114,6 +114,7 @@ int serve_worker(const CampaignWorkerOptions& o) {
       cj["params"] = caps.params;
       cj["lacks"] = caps.lacks;
       cj["callable"] = caps.callable;
+      cj["contract"] = caps.contract;
     } else if (!caps.error.empty()) {
       cj["error"] = caps.error;
     }

@@ -37,6 +37,7 @@ BUILTIN = {
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "liger": "flce_subjects.liger",
     "torch-native": "flce_subjects.torch_native",
+    "cce": "flce_subjects.cce",
     "aten-dtype-out": "flce_subjects.aten_dtype_out",
     "segfault": "flce_subjects.crash_segfault",
     "hang": "flce_subjects.crash_hang",

@@ -2,15 +2,18 @@
 
 Mapping of the case onto its API (checked against torch 2.13's signature):
   * label_smoothing == 0 -> the chunked path, options=LinearCrossEntropyOptions(acc_dtype=A)
-    with A = accum_dtype, or the input dtype when accum_dtype is none (Liger's "accumulate
-    in the parameter dtype"; torch's own default would pick fp32 on CPU);
+    with A = accum_dtype, or None when accum_dtype is none: torch's own default, resolved at
+    call time (fp32 for fp16/bf16 on CPU). flce's bounds for "none" assume accumulation in the
+    parameter dtype, which covers whatever torch picks;
   * label_smoothing > 0 -> options=None, the reference path (linear + cross_entropy): the
     chunked path does not implement smoothing and would fall back with a warning anyway;
   * bias -> linear_bias, ce_weight -> weight, ignore_index/reduction as is.
 Not expressible (reported unsupported): z-loss, softcap, token scaling, token accuracy,
 predicted tokens, and ce_weight+label_smoothing with fp16/bf16 logits (the reference path
 requires the class weight in the logits dtype; the case's ce_weight is fp32).
-Semantics differ from Liger's on purpose: an all-ignored mean is NaN (case.semantics=torch).
+Its contract (CONTRACT, contract.py) is torch's semantics: the function documents itself as
+`cross_entropy(linear(input, linear_weight), target, ...)`, so an all-ignored mean is NaN and
+the loss comes in the logits' dtype.
 """
 import torch
 
@@ -26,6 +29,14 @@ _UNSUPPORTED_OPTIONS = (
     ("return_token_accuracy", lambda v: v, "token accuracy"),
     ("return_predicted_tokens", lambda v: v, "predicted tokens"),
 )
+
+
+CONTRACT = {
+    "semantics": "torch",
+    "params": ["bias", "ce_weight", "ignore_index", "label_smoothing", "reduction", "accum_dtype"],
+    "source": "torch.nn.functional.linear_cross_entropy: 'equivalent to cross_entropy(linear(input, "
+              "linear_weight), target)'",
+}
 
 
 def _api():
@@ -59,7 +70,7 @@ def flce(x, w, target, *, bias=None, ce_weight=None, ignore_index=-100, lse_squa
         raise NotImplementedError("torch-native: option not expressible (see supports())")
     options = None
     if label_smoothing == 0:
-        options = torch.nn.LinearCrossEntropyOptions(acc_dtype=accum_dtype or x.dtype)
+        options = torch.nn.LinearCrossEntropyOptions(acc_dtype=accum_dtype)
         paths.note("chunked")
     else:
         paths.note("reference")

@@ -1,0 +1,98 @@
+"""Subject contracts (subjects/flce_subjects/contract.py, issue #39): what each built-in declares,
+the errors a bad declaration gets, and what the subject host's capabilities answer carries."""
+import os
+import textwrap
+import unittest
+
+import support
+import torch
+
+from flce_subjects import casegen, contract, host_api, registry, runner
+
+
+class ContractCheck(unittest.TestCase):
+    def test_a_valid_contract_comes_back_normalized(self):
+        c = contract.check({"semantics": "torch", "params": ("bias", "reduction"), "dtypes": ["bf16"]})
+        self.assertEqual(c, {"semantics": "torch", "params": ["bias", "reduction"], "dtypes": ["bf16"]})
+
+    def test_each_broken_rule_names_its_field(self):
+        bad = [
+            ([], "contract: must be a dict"),
+            ({}, "contract.semantics"),
+            ({"semantics": "liger-ish"}, "contract.semantics"),
+            ({"semantics": "torch", "params": ["bias", "temperature"]}, "contract.params"),
+            ({"semantics": "torch", "dtypes": ["fp8"]}, "contract.dtypes"),
+            ({"semantics": "torch", "dtypes": []}, "contract.dtypes"),
+            ({"semantics": "torch", "source": 3}, "contract.source"),
+            ({"semantics": "torch", "tolerance": 1e-3}, "contract.tolerance: unknown field"),
+        ]
+        for declared, field in bad:
+            with self.subTest(declared=declared):
+                with self.assertRaises(contract.ContractError) as cm:
+                    contract.check(declared)
+                self.assertIn(field, str(cm.exception))
+
+
+class BuiltinContracts(unittest.TestCase):
+    def test_every_builtin_flce_subject_declares_one(self):
+        semantics = {}
+        for name in registry.BUILTIN:
+            if name in ("aten-dtype-out", "segfault", "hang", "cuda-oob"):
+                continue  # an op subject and crash fixtures: nothing to promise about FLCE
+            with self.subTest(subject=name):
+                s = registry.load(name)
+                self.assertIsNotNone(s.contract, f"{name} declares no contract")
+                semantics[name] = s.contract["semantics"]
+        self.assertEqual(semantics["torch-native"], "torch")
+        self.assertEqual(semantics["cce"], "torch-fp32")
+        self.assertEqual(semantics["liger"], "liger")
+        self.assertEqual(semantics["model"], "liger")
+
+    def test_capabilities_carry_the_contract_and_drop_what_it_does_not_promise(self):
+        caps = host_api.capabilities("cce")
+        self.assertEqual(caps["contract"]["semantics"], "torch-fp32")
+        self.assertEqual(sorted(caps["params"]), ["ignore_index", "reduction", "softcap"])
+        self.assertIn("bias", caps["lacks"])
+        caps = host_api.capabilities("torch-native")
+        self.assertIn("accum_dtype", caps["params"])
+        self.assertIn("softcap", caps["lacks"])  # not in torch's signature, nor in its contract
+
+    def test_a_plugin_with_a_broken_contract_is_refused_naming_the_field(self):
+        root = support.scratch_dir(os.path.join("plugins", "badcontract"))
+        with open(os.path.join(root, "badcontract.py"), "w") as f:
+            f.write(textwrap.dedent("""
+                CONTRACT = {"semantics": "numpy"}
+                def flce(x, w, target, *, reduction="mean"):
+                    raise AssertionError("never called")
+            """))
+        caps = host_api.capabilities("badcontract:flce", root)
+        self.assertIn("error", caps)
+        self.assertIn("contract.semantics", caps["error"])
+
+    def test_a_plugin_without_a_contract_has_none(self):
+        root = support.scratch_dir(os.path.join("plugins", "nocontract"))
+        with open(os.path.join(root, "nocontract.py"), "w") as f:
+            f.write("def flce(x, w, target, *, reduction='mean'):\n    raise AssertionError('never called')\n")
+        self.assertIsNone(host_api.capabilities("nocontract:flce", root)["contract"])
+
+
+class CceOnCpu(unittest.TestCase):
+    """cut-cross-entropy's torch_compile path, the one CI can run."""
+
+    def test_cce_runs_its_torch_compile_path_and_all_ignored_mean_is_nan(self):
+        c = casegen.case(BT=4, H=8, V=16, input_dtype="fp32", weight_dtype="fp32", semantics="torch-fp32",
+                         ignore_fraction=1.0)
+        r = runner.run(c, casegen.tensors(c), "cce", "eager")
+        self.assertEqual(r["status"], "ok", r.get("error"))
+        self.assertIn("torch_compile", r["paths"])
+        self.assertTrue(torch.isnan(r["outputs"]["loss"]).item())
+
+    def test_cce_refuses_what_its_contract_does_not_name(self):
+        c = casegen.case(BT=4, H=8, V=16, bias=True)
+        r = runner.run(c, casegen.tensors(c), "cce", "eager")
+        self.assertEqual(r["status"], "unsupported")
+        self.assertIn("bias", r["unsupported_params"])
+
+
+if __name__ == "__main__":
+    unittest.main()
