@@ -18,9 +18,10 @@ BELOW = {
     "kernels": {"case"},
     "oracles": {"case", "process", "kernels"},
     "judge": {"case", "process", "kernels", "oracles"},
-    "fuzz": {"case", "process", "kernels", "oracles", "judge", "report"},
+    "repro": {"case", "process", "kernels", "oracles", "judge", "report"},
+    "fuzz": {"case", "process", "kernels", "oracles", "judge", "report", "repro"},
     "gate": {"case", "process", "kernels", "oracles", "judge", "report"},
-    "cli": {"case", "process", "kernels", "oracles", "judge", "report", "fuzz", "gate"},
+    "cli": {"case", "process", "kernels", "oracles", "judge", "report", "repro", "fuzz", "gate"},
 }
 # Rooms inside a room: the folders of fuzz/, and what each may include of its siblings.
 SUBROOMS = {

@@ -37,6 +37,7 @@
 #include "process/process.hpp"
 #include "process/proc_tree.hpp"
 #include "process/stacks.hpp"
+#include "report/write.hpp"
 
 namespace flce {
 

@@ -12,7 +12,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUBJECTS = os.path.join(REPO, "subjects")
-TEMPLATE = os.path.join(REPO, "fuzz", "findings", "repro_template.py")
+TEMPLATE = os.path.join(REPO, "repro", "repro_template.py")
 SIGNATURES_JSON = os.path.join(REPO, "judge", "signatures.json")
 MARKER = '"@PAYLOAD@"'
 
