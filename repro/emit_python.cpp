@@ -11,7 +11,7 @@
 #include "oracles/golden.hpp"
 #include "case/inputs.hpp"
 #include "repro/short_repro.hpp"
-#include "repro/repro_template.hpp"  // generated from repro/repro_template.py (repro/CMakeLists.txt)
+#include "repro/repro_template.hpp"  // generated from repro/repro_template*.py (repro/CMakeLists.txt)
 
 namespace flce {
 

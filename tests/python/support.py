@@ -13,6 +13,7 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUBJECTS = os.path.join(REPO, "subjects")
 TEMPLATE = os.path.join(REPO, "repro", "repro_template.py")
+TEMPLATE_VERDICT = os.path.join(REPO, "repro", "repro_template_verdict.py")  # part two
 SIGNATURES_JSON = os.path.join(REPO, "judge", "signatures.json")
 MARKER = '"@PAYLOAD@"'
 
@@ -41,8 +42,14 @@ def payload(case, subject="model", expect=(), golden=None, signatures=None):
 
 
 def template_text():
+    """The template as the build embeds it (cmake/EmbedText.cmake): part one, then part two from
+    the line after its JOIN marker line."""
     with open(TEMPLATE) as f:
-        return f.read()
+        one = f.read()
+    with open(TEMPLATE_VERDICT) as f:
+        two = f.read()
+    at = two.index("\n# @JOIN@") + 1
+    return one + two[two.index("\n", at) + 1:]
 
 
 def script_text(doc):
