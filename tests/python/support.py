@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import tempfile
+import textwrap
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUBJECTS = os.path.join(REPO, "subjects")
@@ -68,6 +69,20 @@ def scratch_dir(name):
     path = os.path.join(_scratch.name, name)
     os.makedirs(path, exist_ok=True)
     return path
+
+
+FP32 = dict(input_dtype="fp32", weight_dtype="fp32")  # a case's fp32 operands (casegen.case(**FP32))
+
+
+def plugin_tree(name, files):
+    """A folder holding the given {relative path: source} files, for subject_path."""
+    root = scratch_dir(os.path.join("plugins", name))
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+    return root
 
 
 def load_template(doc):
