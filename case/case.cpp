@@ -380,4 +380,36 @@ DType loss_dtype(const Case& c) {
   return c.input_dtype;
 }
 
+CaseSize case_size(const Case& c) {
+  CaseSize s;
+  const int64_t rows = c.batch * c.BT;
+  if (c.is_op()) {
+    s.elements = c.batch * c.V * c.BT + rows * c.H + (c.has_accumulator() ? c.batch * c.V * c.H : 0);
+  } else {
+    s.elements = (c.BT + [&] {
+      int64_t e = 0;
+      for (auto b : c.extra_BT) e += b;
+      return e;
+    }()) * (c.H + 2) + c.V * c.H + (c.bias ? c.V : 0) + (c.ce_weight ? c.V : 0);
+  }
+  Case d;
+  d.kind = c.kind;
+  d.BT = c.BT, d.H = c.H, d.V = c.V;
+  d.seed = c.seed;
+  d.device = c.device;
+  d.requires_grad.bias = c.bias;  // follows bias by default
+  s.non_default = (c.batch != d.batch) + (c.out_variant != d.out_variant) + (c.input_dtype != d.input_dtype) +
+                  (c.weight_dtype != d.weight_dtype) + (c.accum_dtype != d.accum_dtype) + (c.bias != d.bias) +
+                  (c.ce_weight != d.ce_weight) + (c.ignore_index != d.ignore_index) +
+                  (c.ignore_fraction != d.ignore_fraction) + (c.label_smoothing != d.label_smoothing) +
+                  (c.lse_square_scale != d.lse_square_scale) + (c.softcap != d.softcap) + (c.reduction != d.reduction) +
+                  (c.grad_output != d.grad_output) + (c.token_grad != d.token_grad) +
+                  (c.return_z_loss != d.return_z_loss) + (c.return_token_accuracy != d.return_token_accuracy) +
+                  (c.return_predicted_tokens != d.return_predicted_tokens) +
+                  (c.use_token_scaling != d.use_token_scaling) + (c.requires_grad != d.requires_grad) +
+                  (c.autocast != d.autocast) + (c.compile != d.compile) + (c.extra_BT != d.extra_BT) +
+                  (c.regime != d.regime) + (c.semantics != d.semantics);
+  return s;
+}
+
 }  // namespace flce

@@ -111,4 +111,12 @@ DType loss_dtype(const Case& c);
 // A mean over no rows (every target ignored) is 0/0 = NaN: torch's semantics, either form.
 inline bool nan_if_all_ignored(const Case& c) { return c.semantics != Semantics::LIGER; }
 
+// What "smaller" means, for shrinking (fuzz/findings/minimize.hpp) and for the short reproducer's
+// limit (repro/short_repro.hpp): total input elements plus non-default fields.
+struct CaseSize {
+  int64_t elements = 0;  // all input tensors
+  int non_default = 0;   // fields that differ from the schema defaults (seed and device aside)
+};
+CaseSize case_size(const Case& c);
+
 }  // namespace flce

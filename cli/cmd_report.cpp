@@ -1,5 +1,5 @@
 // flce report: a finding directory (or a case file) written up as an upstream-ready issue
-// body in Markdown (fuzz/findings/upstream_report.hpp). A case without a report.json is run once
+// body in Markdown (repro/upstream_report.hpp). A case without a report.json is run once
 // (--subject) to learn its outcome; one without a repro.py gets one emitted.
 #include <cstdio>
 #include <filesystem>
@@ -9,9 +9,9 @@
 
 #include "cli/commands.hpp"
 #include "flce_build_info.hpp"
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 #include "case/sequence.hpp"
-#include "fuzz/findings/upstream_report.hpp"
+#include "repro/upstream_report.hpp"
 #include "judge/differential.hpp"
 #include "report/markdown.hpp"
 #include "report/write.hpp"

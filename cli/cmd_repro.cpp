@@ -14,10 +14,10 @@
 #include "judge/differential.hpp"
 #include "judge/sequence_run.hpp"
 #include "oracles/subject_worker.hpp"
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 #include "fuzz/findings/minimize.hpp"
-#include "fuzz/findings/repro.hpp"
-#include "fuzz/findings/script_check.hpp"
+#include "repro/repro.hpp"
+#include "repro/script_check.hpp"
 
 namespace flce::cli {
 

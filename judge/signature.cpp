@@ -1,6 +1,7 @@
 #include "judge/signature.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -234,6 +235,19 @@ bool same_failure(const std::string& a, const std::string& b) {
   if (!is_compile_failure(a) || !is_compile_failure(b)) return false;
   const size_t at = a.find("@compiled:");
   return a.compare(0, at, b, 0, b.find("@compiled:")) == 0;
+}
+
+std::string finding_id(const std::string& key) {
+  std::string slug;
+  for (char ch : key) {
+    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0;
+    if (keep) slug += c;
+    else if (!slug.empty() && slug.back() != '-') slug += '-';
+    if (slug.size() >= 48) break;
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  return fmt::format("{}-{:08x}", slug.empty() ? "finding" : slug, fnv1a(key) & 0xffffffffu);
 }
 
 }  // namespace flce

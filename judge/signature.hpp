@@ -58,6 +58,10 @@ std::string innermost_torch_frame(const ErrorChain& chain);
 // ">=2.8,<2.13" style ranges against "2.13.0+cu130"
 bool version_in_range(const std::string& version, const std::string& range);
 
+// A stable directory name for a finding's key (its cause or outcome line): readable slug + hash
+// (same key, same id).
+std::string finding_id(const std::string& key);
+
 // An expected outcome may name several ("a | b | c", from an expectation's `outcome` array): a
 // memory-safety bug reads what the allocator left, so one bug shows one of a few symptoms.
 inline constexpr std::string_view kOutcomeSeparator = " | ";

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "report/document.hpp"
@@ -79,6 +81,13 @@ uint64_t append_durable(const fs::path& path, std::string_view line) {
   off_t size = ::lseek(fd, 0, SEEK_END);
   ::close(fd);
   return static_cast<uint64_t>(size);
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace flce

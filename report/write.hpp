@@ -19,6 +19,9 @@ uint64_t append_durable(const std::filesystem::path& path, std::string_view line
 // Makes renames inside `dir` durable.
 void sync_dir(const std::filesystem::path& dir);
 
+// The whole file; "" when it cannot be read (a worker log not written yet).
+std::string read_text(const std::filesystem::path& path);
+
 // File names under the report's directory; an empty name: that view is not written.
 struct ReportFiles {
   std::string markdown = "report.md", json = "report.json", junit = "junit.xml";

@@ -9,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 #include "case/gen.hpp"
 #include "case/inputs.hpp"
-#include "fuzz/findings/repro.hpp"
-#include "fuzz/findings/script_check.hpp"
+#include "repro/repro.hpp"
+#include "repro/script_check.hpp"
 #include "judge/expectations.hpp"
 
 namespace flce {

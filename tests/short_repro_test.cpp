@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "case/inputs.hpp"
-#include "fuzz/findings/emit_python.hpp"
-#include "fuzz/findings/repro.hpp"
-#include "fuzz/findings/short_repro.hpp"
-#include "fuzz/findings/tensor_literal.hpp"
+#include "repro/emit_python.hpp"
+#include "repro/repro.hpp"
+#include "repro/short_repro.hpp"
+#include "repro/tensor_literal.hpp"
 
 namespace flce {
 namespace {

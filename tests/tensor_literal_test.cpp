@@ -1,4 +1,4 @@
-// Exact tensor literals for the short reproducer (fuzz/findings/tensor_literal.hpp): every
+// Exact tensor literals for the short reproducer (repro/tensor_literal.hpp): every
 // bit comes back from the text -- zeros of both signs, subnormals, infinities, NaN payloads --
 // in bf16, fp16 and fp32, and a low-precision NaN goes through torch's own conversion.
 // (tests/data/repro/check_inputs.py checks the tensors torch builds from them.)
@@ -8,8 +8,8 @@
 #include <limits>
 #include <sstream>
 
-#include "fuzz/findings/py_source.hpp"
-#include "fuzz/findings/tensor_literal.hpp"
+#include "repro/py_source.hpp"
+#include "repro/tensor_literal.hpp"
 
 namespace flce {
 namespace {

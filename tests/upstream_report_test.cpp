@@ -10,8 +10,9 @@
 #include "case/case.hpp"
 #include "fuzz/campaign/campaign_state.hpp"
 #include "fuzz/findings/finding.hpp"
-#include "fuzz/findings/upstream_report.hpp"
+#include "repro/upstream_report.hpp"
 #include "report/markdown.hpp"
+#include "report/write.hpp"
 
 namespace flce {
 namespace {

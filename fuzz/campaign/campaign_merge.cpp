@@ -20,6 +20,7 @@
 #include "case/case.hpp"
 #include "fuzz/findings/known.hpp"
 #include "fuzz/findings/minimize.hpp"
+#include "judge/signature.hpp"
 
 namespace flce {
 

@@ -12,10 +12,10 @@
 
 #include "case/case.hpp"
 #include "fuzz/findings/cuda_fault.hpp"
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 #include "fuzz/findings/history_shrink.hpp"
 #include "fuzz/findings/minimize.hpp"
-#include "fuzz/findings/script_check.hpp"
+#include "repro/script_check.hpp"
 #include "judge/signature.hpp"
 #include "report/write.hpp"
 #include "process/process.hpp"

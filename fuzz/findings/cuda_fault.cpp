@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "fuzz/findings/finding.hpp"
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 #include "case/case.hpp"
 #include "oracles/subject_worker.hpp"
 #include "process/process.hpp"

@@ -50,7 +50,7 @@ std::string find_compute_sanitizer();
 
 struct CudaFaultRerun {
   std::string python;         // the subject's interpreter
-  std::string script;         // a standalone repro.py of the finding (fuzz/findings/emit_python.hpp)
+  std::string script;         // a standalone repro.py of the finding (repro/emit_python.hpp)
   std::string pythonpath;     // prepended to PYTHONPATH (flce's subjects/)
   std::string gpu;            // CUDA_VISIBLE_DEVICES for the re-run ("" inherit)
   std::string sanitizer;      // compute-sanitizer's path, "" to skip that run

@@ -1,24 +1,15 @@
 #include "fuzz/findings/finding.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <ctime>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 
 #include "judge/signature.hpp"
 
 namespace flce {
 
 namespace {
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
 
 template <class E, size_t N>
 std::optional<E> named(std::string_view s, const std::string_view (&names)[N]) {
@@ -131,19 +122,6 @@ bool is_finding(const std::string& outcome) {
   return outcome != "pass" && !is_unsupported_outcome(outcome) && outcome.rfind("same:", 0) != 0;
 }
 
-std::string finding_id(const std::string& key) {
-  std::string slug;
-  for (char ch : key) {
-    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0;
-    if (keep) slug += c;
-    else if (!slug.empty() && slug.back() != '-') slug += '-';
-    if (slug.size() >= 48) break;
-  }
-  while (!slug.empty() && slug.back() == '-') slug.pop_back();
-  return fmt::format("{}-{:08x}", slug.empty() ? "finding" : slug, fnv1a(key) & 0xffffffffu);
-}
-
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -151,13 +129,6 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace flce

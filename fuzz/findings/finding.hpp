@@ -86,10 +86,6 @@ struct Finding {
 // "pass", "unsupported" and "unsupported-by-subject:<param>..." are buckets, every other
 // outcome is a finding.
 bool is_finding(const std::string& outcome);
-// A stable directory name for a key: readable slug + hash (same key, same id).
-std::string finding_id(const std::string& key);
 std::string utc_now();
-// The whole file; "" when it cannot be read (a worker log not written yet).
-std::string read_text(const std::filesystem::path& path);
 
 }  // namespace flce

@@ -8,7 +8,7 @@
 
 #include "fuzz/findings/call_history.hpp"
 #include "fuzz/findings/ddmin.hpp"
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 #include "fuzz/findings/minimize.hpp"
 #include "report/write.hpp"
 

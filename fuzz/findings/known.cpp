@@ -8,6 +8,7 @@
 
 #include "judge/expectations.hpp"
 #include "judge/signature.hpp"
+#include "report/write.hpp"
 
 namespace flce {
 

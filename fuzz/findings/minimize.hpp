@@ -8,16 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "case/case.hpp"
+#include "case/case.hpp"  // Case, case_size(): what "smaller" means
 
 namespace flce {
-
-// Total input elements plus non-default fields: what "smaller" means.
-struct CaseSize {
-  int64_t elements = 0;  // all input tensors
-  int non_default = 0;   // fields that differ from the schema defaults (seed and device aside)
-};
-CaseSize case_size(const Case& c);
 
 struct MinimizeOptions {
   double budget_s = 60;

@@ -9,10 +9,12 @@ import json
 import os
 import sys
 import tempfile
+import textwrap
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUBJECTS = os.path.join(REPO, "subjects")
-TEMPLATE = os.path.join(REPO, "fuzz", "findings", "repro_template.py")
+TEMPLATE = os.path.join(REPO, "repro", "repro_template.py")
+TEMPLATE_VERDICT = os.path.join(REPO, "repro", "repro_template_verdict.py")  # part two
 SIGNATURES_JSON = os.path.join(REPO, "judge", "signatures.json")
 MARKER = '"@PAYLOAD@"'
 
@@ -41,8 +43,14 @@ def payload(case, subject="model", expect=(), golden=None, signatures=None):
 
 
 def template_text():
+    """The template as the build embeds it (cmake/EmbedText.cmake): part one, then part two from
+    the line after its JOIN marker line."""
     with open(TEMPLATE) as f:
-        return f.read()
+        one = f.read()
+    with open(TEMPLATE_VERDICT) as f:
+        two = f.read()
+    at = two.index("\n# @JOIN@") + 1
+    return one + two[two.index("\n", at) + 1:]
 
 
 def script_text(doc):
@@ -61,6 +69,20 @@ def scratch_dir(name):
     path = os.path.join(_scratch.name, name)
     os.makedirs(path, exist_ok=True)
     return path
+
+
+FP32 = dict(input_dtype="fp32", weight_dtype="fp32")  # a case's fp32 operands (casegen.case(**FP32))
+
+
+def plugin_tree(name, files):
+    """A folder holding the given {relative path: source} files, for subject_path."""
+    root = scratch_dir(os.path.join("plugins", name))
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+    return root
 
 
 def load_template(doc):

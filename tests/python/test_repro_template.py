@@ -1,4 +1,4 @@
-"""Unit tests of fuzz/findings/repro_template.py, the reproducer `flce repro --emit-python` writes.
+"""Unit tests of repro/repro_template.py, the reproducer `flce repro --emit-python` writes.
 
 The end-to-end parity of its inputs with flce's (every tensor, bit for bit, through the CLI)
 is tests/data/repro/check_inputs.py (ctest repro_inputs_bitwise); here each piece is checked

@@ -26,7 +26,7 @@ LIMIT = 4096
 
 
 def input_elements(c):
-    """fuzz/findings/minimize.cpp's case_size().elements, for the cases of this corpus."""
+    """case/case.cpp's case_size().elements, for the cases of this corpus."""
     bt, h, v, batch = c.get("BT", 8), c.get("H", 16), c.get("V", 32), c.get("batch", 1)
     kind = c.get("kind", "flce")
     if kind != "flce":

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "case/dtype.hpp"
+
 namespace flce::py {
 
 inline constexpr size_t kWidth = 120;
@@ -12,6 +14,7 @@ inline constexpr size_t kWidth = 120;
 std::string lit(const std::string& text);               // py_string_literal (emit_python.hpp)
 std::string float_lit(double d);                         // "1.5", "0.1", "1e-07"; float("inf"/"nan")
 std::string list_of(const std::vector<std::string>& items);  // "[a, b]" on one line
+std::string torch_dtype(DType d);                            // "torch.bfloat16", "torch.float16", "torch.float32"
 
 // Words of `text` as comment lines ("# ...") of at most kWidth columns.
 std::vector<std::string> comment(const std::string& text);

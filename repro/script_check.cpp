@@ -1,4 +1,4 @@
-#include "fuzz/findings/script_check.hpp"
+#include "repro/script_check.hpp"
 
 #include <unistd.h>
 
@@ -10,7 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "fuzz/findings/finding.hpp"
 #include "judge/signature.hpp"
 #include "oracles/subject_worker.hpp"
 #include "report/write.hpp"

@@ -19,7 +19,7 @@
 #include "case/case.hpp"
 #include "case/inputs.hpp"
 #include "judge/bounds.hpp"
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 
 namespace flce {
 

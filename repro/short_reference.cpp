@@ -6,8 +6,8 @@
 #include <cctype>
 #include <map>
 
-#include "fuzz/findings/short_repro.hpp"
-#include "fuzz/findings/py_source.hpp"
+#include "repro/short_repro.hpp"
+#include "repro/py_source.hpp"
 #include "judge/bounds.hpp"
 
 namespace flce::short_form {

@@ -1,5 +1,5 @@
 // Library code for `flce repro` / `flce minimize --pin` (torch-free).
-#include "fuzz/findings/repro.hpp"
+#include "repro/repro.hpp"
 #include "report/write.hpp"
 
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // The short reproducer's layout (short_repro.hpp): header, imports and the checks that skip,
 // the expected outcome for this torch, the signatures to classify with, the inputs, the call,
 // the reference and bounds (short_reference.cpp), the oracle loop and the verdict.
-#include "fuzz/findings/short_repro.hpp"
+#include "repro/short_repro.hpp"
 
 #include <fmt/format.h>
 
@@ -11,9 +11,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "fuzz/findings/minimize.hpp"
-#include "fuzz/findings/py_source.hpp"
-#include "fuzz/findings/tensor_literal.hpp"
+#include "repro/py_source.hpp"
+#include "repro/tensor_literal.hpp"
 #include "judge/bounds.hpp"
 #include "judge/signature.hpp"
 

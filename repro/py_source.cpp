@@ -1,4 +1,4 @@
-#include "fuzz/findings/py_source.hpp"
+#include "repro/py_source.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 
 namespace flce::py {
 
@@ -18,6 +18,10 @@ std::string float_lit(double d) {
   std::string s = fmt::format("{}", d);  // the shortest text that reads back as d
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
+}
+
+std::string torch_dtype(DType d) {
+  return d == DType::BF16 ? "torch.bfloat16" : d == DType::F16 ? "torch.float16" : "torch.float32";
 }
 
 std::string list_of(const std::vector<std::string>& items) {

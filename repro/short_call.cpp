@@ -3,18 +3,10 @@
 // reads after it, and torch.compile with the case's options.
 #include <fmt/format.h>
 
-#include "fuzz/findings/py_source.hpp"
-#include "fuzz/findings/short_repro.hpp"
+#include "repro/py_source.hpp"
+#include "repro/short_repro.hpp"
 
 namespace flce::short_form {
-
-namespace {
-
-std::string torch_dtype(DType d) {
-  return d == DType::BF16 ? "torch.bfloat16" : d == DType::F16 ? "torch.float16" : "torch.float32";
-}
-
-}  // namespace
 
 Call make_call(const Case& c) {
   Call k;
@@ -50,7 +42,7 @@ std::vector<std::string> subject_kwargs(const Case& c, const std::string& base) 
     if (c.label_smoothing != 0) kw.push_back("label_smoothing=" + py::float_lit(c.label_smoothing));
     else  // flce's torch-native: the chunked path, accumulating in accum_dtype (else the input dtype)
       kw.push_back("options=torch.nn.LinearCrossEntropyOptions(acc_dtype=" +
-                   torch_dtype(c.accum_dtype.value_or(c.input_dtype)) + ")");
+                   py::torch_dtype(c.accum_dtype.value_or(c.input_dtype)) + ")");
     return kw;
   }
   if (c.bias) kw.push_back("bias=bias");
@@ -61,7 +53,7 @@ std::vector<std::string> subject_kwargs(const Case& c, const std::string& base) 
   if (c.reduction != Reduction::MEAN) kw.push_back(fmt::format("reduction=\"{}\"", name(c.reduction)));
   if (c.softcap) kw.push_back("softcap=" + py::float_lit(*c.softcap));
   if (c.return_z_loss) kw.push_back("return_z_loss=True");
-  if (c.accum_dtype) kw.push_back("accum_dtype=" + torch_dtype(*c.accum_dtype));
+  if (c.accum_dtype) kw.push_back("accum_dtype=" + py::torch_dtype(*c.accum_dtype));
   if (c.use_token_scaling) kw.push_back("use_token_scaling=True");
   if (c.return_token_accuracy) kw.push_back("return_token_accuracy=True");
   if (c.return_predicted_tokens) kw.push_back("return_predicted_tokens=True");
@@ -71,13 +63,13 @@ std::vector<std::string> subject_kwargs(const Case& c, const std::string& base) 
 std::vector<std::string> forward_def(const Case& c, const std::string& base, const Call& k) {
   std::vector<std::string> l{py::call("def forward", k.params, 0) + ":"};
   if (c.is_op()) {
-    const std::string op = "torch." + std::string(name(c.kind)), od = "out_dtype=" + torch_dtype(c.op_out_dtype());
+    const std::string op = "torch." + std::string(name(c.kind)), od = "out_dtype=" + py::torch_dtype(c.op_out_dtype());
     std::vector<std::string> args = c.has_accumulator() ? std::vector<std::string>{"c", "a", "b", od}
                                                         : std::vector<std::string>{"a", "b", od};
     if (c.out_variant) {  // as flce's aten-dtype-out: into c.clone(), or a fresh tensor of out_dtype
       l.push_back(c.has_accumulator() ? "    out = c.clone()"
                                       : "    out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=" +
-                                            torch_dtype(c.op_out_dtype()) + ", device=a.device)");
+                                            py::torch_dtype(c.op_out_dtype()) + ", device=a.device)");
       if (c.has_accumulator()) args[0] = "out";
       args.push_back("out=out");
     }
@@ -116,7 +108,7 @@ std::vector<std::string> call_lines(const Case& c, const std::string& base, cons
   int at = indent;
   if (c.autocast != Autocast::NONE) {
     l.push_back(pad + fmt::format("with torch.autocast(\"{}\", dtype={}):", name(c.device),
-                                  torch_dtype(c.autocast == Autocast::BF16 ? DType::BF16 : DType::F16)));
+                                  py::torch_dtype(c.autocast == Autocast::BF16 ? DType::BF16 : DType::F16)));
     at += 4;
   }
   l.push_back(std::string(static_cast<size_t>(at), ' ') + py::call(prefix + "fn", k.args, at) + suffix);

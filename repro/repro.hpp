@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "case/case.hpp"
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 
 namespace flce {
 

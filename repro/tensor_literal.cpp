@@ -1,8 +1,8 @@
-#include "fuzz/findings/tensor_literal.hpp"
+#include "repro/tensor_literal.hpp"
 
 #include <fmt/format.h>
 
-#include "fuzz/findings/py_source.hpp"
+#include "repro/py_source.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -12,10 +12,6 @@ namespace flce {
 namespace {
 
 bool low_precision(DType d) { return d == DType::BF16 || d == DType::F16; }
-
-std::string torch_dtype(DType d) {
-  return d == DType::BF16 ? "torch.bfloat16" : d == DType::F16 ? "torch.float16" : "torch.float32";
-}
 
 std::string shape_args(const std::vector<int64_t>& shape) {
   std::string s;
@@ -89,10 +85,10 @@ TensorLiteral tensor_literal(const std::vector<float>& values, DType d, const st
   t.given = t.converted ? DType::F32 : d;
   t.bits.reserve(values.size());
   for (float v : values) t.bits.push_back(storage_bits(v, t.given));
-  t.suffix = fmt::format(", dtype=torch.uint{}).view({})", t.given == DType::F32 ? 32 : 16, torch_dtype(t.given));
+  t.suffix = fmt::format(", dtype=torch.uint{}).view({})", t.given == DType::F32 ? 32 : 16, py::torch_dtype(t.given));
   if (shape.size() != 1) t.suffix += ".reshape(" + shape_args(shape) + ")";
   if (t.converted)  // one .to(device, dtype), as the subject host converts (on the CPU, for a CUDA tensor too)
-    t.suffix += device == "cpu" ? ".to(" + torch_dtype(d) + ")" : ".to(\"" + device + "\", " + torch_dtype(d) + ")";
+    t.suffix += device == "cpu" ? ".to(" + py::torch_dtype(d) + ")" : ".to(\"" + device + "\", " + py::torch_dtype(d) + ")";
   else if (device != "cpu")
     t.suffix += ".to(\"" + device + "\")";
   return t;

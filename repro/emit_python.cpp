@@ -1,4 +1,4 @@
-#include "fuzz/findings/emit_python.hpp"
+#include "repro/emit_python.hpp"
 
 #include <fmt/format.h>
 
@@ -10,14 +10,14 @@
 #include "judge/bounds.hpp"
 #include "oracles/golden.hpp"
 #include "case/inputs.hpp"
-#include "fuzz/findings/short_repro.hpp"
-#include "fuzz/findings/repro_template.hpp"  // generated from fuzz/findings/repro_template.py (fuzz/CMakeLists.txt)
+#include "repro/short_repro.hpp"
+#include "repro/repro_template.hpp"  // generated from repro/repro_template*.py (repro/CMakeLists.txt)
 
 namespace flce {
 
 namespace {
 
-// The reproducer's text: fuzz/findings/repro_template.py, a Python module in which the string literal
+// The reproducer's text: repro/repro_template.py, a Python module in which the string literal
 // "@PAYLOAD@" (alone on its line, inside `json.loads(...)`) is the one substitution.
 constexpr std::string_view kTemplate = embedded::kReproTemplate;
 

@@ -14,6 +14,10 @@ namespace flce {
 
 struct FindingFiles;
 
+// j[key] when j is an object holding a string there, else "" (a finding file's optional fields;
+// upstream_report.cpp reads them the same way).
+std::string json_str(const nlohmann::json& j, const char* key);
+
 struct SubjectSource {
   // Inline Markdown: "liger-kernel git `ead96b618e5c` (main), a tree exported from `REPO@main`",
   // or the subject's own version string ("liger-kernel 0.8.5, installed release (...)").

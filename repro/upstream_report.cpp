@@ -1,4 +1,4 @@
-#include "fuzz/findings/upstream_report.hpp"
+#include "repro/upstream_report.hpp"
 #include "judge/ratio.hpp"
 
 #include <algorithm>
@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "case/case.hpp"
-#include "fuzz/findings/finding.hpp"
-#include "fuzz/findings/minimize.hpp"
-#include "fuzz/findings/script_check.hpp"
-#include "fuzz/findings/upstream_provenance.hpp"
+#include "repro/script_check.hpp"
+#include "repro/upstream_provenance.hpp"
+#include "judge/signature.hpp"
 #include "report/markdown.hpp"
+#include "report/write.hpp"
 
 namespace flce {
 
@@ -54,10 +54,6 @@ json read_json(const fs::path& p) {
   if (!fs::is_regular_file(p, ec)) return nullptr;
   json j = json::parse(read_text(p), nullptr, false);
   return j.is_discarded() ? json(nullptr) : j;
-}
-
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
 // A file that parses as a Case (canonical or not); null otherwise.
@@ -136,7 +132,7 @@ Outcome split(const std::string& o) {
 const json* oracle_named(const json& report, const std::string& name) {
   if (!report.is_object() || !report.contains("oracles")) return nullptr;
   for (auto& o : report["oracles"])
-    if (str(o, "oracle") == name) return &o;
+    if (json_str(o, "oracle") == name) return &o;
   return nullptr;
 }
 
@@ -145,10 +141,10 @@ std::string side_words(const json& report, const json& case_json, const Outcome&
   if (oc.oracle == "eager") return "eager";
   if (oc.oracle.rfind("compiled", 0) == 0) {
     const json* o = oracle_named(report, oc.oracle);
-    std::string backend = o ? str(*o, "backend") : "";
+    std::string backend = o ? json_str(*o, "backend") : "";
     for (const json* c : {report.is_object() && report.contains("case") ? &report["case"] : nullptr, &case_json})
       if (backend.empty() && c && c->is_object() && c->contains("compile") && (*c)["compile"].is_object())
-        backend = str((*c)["compile"], "backend");
+        backend = json_str((*c)["compile"], "backend");
     return backend.empty() ? "torch.compile" : fmt::format("torch.compile ({})", backend);
   }
   return oc.oracle;
@@ -202,7 +198,7 @@ std::string guilty_of(const json& out) {
 
 const json& case_for_title(const FindingFiles& f) { return f.minimized_json.is_null() ? f.case_json : f.minimized_json; }
 
-std::string fault_kernel(const FindingFiles& f) { return str(f.cuda_fault, "kernel"); }
+std::string fault_kernel(const FindingFiles& f) { return json_str(f.cuda_fault, "kernel"); }
 
 // Matrix rows for this finding and subject: a row's case file read back is this case (or its
 // shrunk form); a file that cannot be read matches by its name and folder (a matrix run on
@@ -212,15 +208,15 @@ std::vector<const json*> matrix_rows(const FindingFiles& f) {
   if (!f.matrix.is_object() || !f.matrix.contains("rows") || !f.matrix["rows"].is_array()) return rows;
   auto tail = [](const fs::path& p) { return p.parent_path().filename() / p.filename(); };
   for (auto& r : f.matrix["rows"]) {
-    if (str(r, "subject").find("+workaround") != std::string::npos || !r.contains("cells")) continue;
+    if (json_str(r, "subject").find("+workaround") != std::string::npos || !r.contains("cells")) continue;
     all.push_back(&r);
-    const fs::path p = str(r, "case");
+    const fs::path p = json_str(r, "case");
     if (p.empty()) continue;
     const fs::path q = p.is_absolute() ? p : f.matrix_path.parent_path() / p;
     const json c = case_file(q);
     const bool same = !c.is_null() ? c == f.case_json || (!f.minimized_json.is_null() && c == f.minimized_json)
                                    : tail(p) == tail(f.case_path) || (!f.minimized_path.empty() && tail(p) == tail(f.minimized_path));
-    if (same && (f.subject().empty() || str(r, "subject") == f.subject())) rows.push_back(&r);
+    if (same && (f.subject().empty() || json_str(r, "subject") == f.subject())) rows.push_back(&r);
   }
   if (rows.empty() && all.size() == 1) rows = all;
   return rows;
@@ -229,27 +225,27 @@ std::vector<const json*> matrix_rows(const FindingFiles& f) {
 // What `flce repro --check` saw when the script ran alone, against flce's own verdict.
 std::string check_words(const json& c) {
   const json& alone = c["alone"];
-  const std::string got = str(alone, "line").empty() ? "no verdict line" : md_code(str(alone, "line"));
-  const std::string run = fmt::format("{}, exit {}, {:.0f} s", str(alone, "how"), alone.value("exit", -1),
+  const std::string got = json_str(alone, "line").empty() ? "no verdict line" : md_code(json_str(alone, "line"));
+  const std::string run = fmt::format("{}, exit {}, {:.0f} s", json_str(alone, "how"), alone.value("exit", -1),
                                       alone.value("seconds", 0.0));
-  const std::string ours = c.contains("flce") ? str(c["flce"], "line") : "";
+  const std::string ours = c.contains("flce") ? json_str(c["flce"], "line") : "";
   if (c.value("same_verdict", false))
     return fmt::format("**Checked alone** by `flce repro --check` ({}): it printed {}, as flce does.", run, got);
   return fmt::format("**This script did not reproduce alone** (`flce repro --check`: {}): it printed {} where flce's "
                      "subject host gives {}. Until that difference is triaged, reproduce with {}.",
-                     run, got, md_code(ours), md_code(str(c, "reproduce_with")));
+                     run, got, md_code(ours), md_code(json_str(c, "reproduce_with")));
 }
 
 }  // namespace
 
 std::string FindingFiles::outcome() const {
-  if (const std::string s = str(finding, "signature"); !s.empty()) return s;
-  return str(report, "outcome");
+  if (const std::string s = json_str(finding, "signature"); !s.empty()) return s;
+  return json_str(report, "outcome");
 }
 
 std::string FindingFiles::subject() const {
-  if (const std::string s = str(report, "subject"); !s.empty()) return s;
-  return str(campaign, "subject");
+  if (const std::string s = json_str(report, "subject"); !s.empty()) return s;
+  return json_str(campaign, "subject");
 }
 
 FindingFiles load_finding(const fs::path& path, const fs::path& matrix, const fs::path& bisect) {
@@ -315,14 +311,14 @@ std::string upstream_title(const FindingFiles& f, const SignatureTable& table) {
   const std::string subject = f.subject().empty() ? "" : fmt::format(" [{}]", f.subject());
   const std::string side = side_words(f.report, f.case_json, oc);
   if (!fault_kernel(f).empty())
-    return fmt::format("FLCE: CUDA fault ({}) in kernel {} with {}{}", str(f.cuda_fault, "error").empty() ? "illegal access" : str(f.cuda_fault, "error"),
+    return fmt::format("FLCE: CUDA fault ({}) in kernel {} with {}{}", json_str(f.cuda_fault, "error").empty() ? "illegal access" : json_str(f.cuda_fault, "error"),
                        fault_kernel(f), features, subject);
   if (oc.judge) {
     std::string who = side;
     if (const json* o = oracle_named(f.report, oc.oracle); o && o->contains("outputs"))
       for (auto& out : (*o)["outputs"])
         // "unknown" (no same-contract reference ran) says nothing: keep the lane's word.
-        if (const std::string g = guilty_of(out); str(out, "output") == oc.output && !g.empty() && g != "unknown") who = g;
+        if (const std::string g = guilty_of(out); json_str(out, "output") == oc.output && !g.empty() && g != "unknown") who = g;
     return fmt::format("FLCE: {} {} {} vs fp64 with {}{}", who, oc.output, finding_words(oc.finding), features, subject);
   }
   if (oc.crash) return fmt::format("FLCE: {} process killed by {} during {} with {}{}", side.empty() ? "subject" : side,
@@ -332,7 +328,7 @@ std::string upstream_title(const FindingFiles& f, const SignatureTable& table) {
   const std::string what = k ? fmt::format("{}: {}", oc.signature, k->title)
                              : [&] {
                                  const json* o = oracle_named(f.report, oc.oracle);
-                                 const std::string m = o && o->contains("signature") ? str((*o)["signature"], "matched") : "";
+                                 const std::string m = o && o->contains("signature") ? json_str((*o)["signature"], "matched") : "";
                                  return m.empty() ? oc.signature : m.substr(0, 120);
                                }();
   const std::string who = oc.oracle == "eager" ? "eager" : side;
@@ -359,18 +355,18 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   md.heading(2, "Environment");
   Table et{{"", ""}, {}};
   auto env_row = [&](const char* label, const char* key) {
-    if (const std::string v = str(env, key); !v.empty()) et.row({label, md_code(v)});
+    if (const std::string v = json_str(env, key); !v.empty()) et.row({label, md_code(v)});
   };
   env_row("torch", "torch");
   env_row("Triton", "triton");
   env_row("Python", "python");
   env_row("CUDA", "cuda");
-  if (std::string g = str(env, "gpu"); !g.empty())
-    et.row({"GPU", md_code(g + (str(env, "capability").empty() ? "" : " (sm " + str(env, "capability") + ")"))});
+  if (std::string g = json_str(env, "gpu"); !g.empty())
+    et.row({"GPU", md_code(g + (json_str(env, "capability").empty() ? "" : " (sm " + json_str(env, "capability") + ")"))});
   env_row("platform", "platform");
   // The installed wheel is not what ran when the subject is a Liger tree: say so, not just its number.
   const bool other_liger = source.tree && f.subject().rfind("liger", 0) == 0;
-  if (const std::string v = str(env, "liger"); !v.empty())
+  if (const std::string v = json_str(env, "liger"); !v.empty())
     et.row({other_liger ? "Liger-Kernel installed" : "Liger-Kernel",
             md_code(v) + (other_liger ? " (another copy: the subject ran from the tree below)" : "")});
   if (!f.subject().empty()) et.row({"subject", md_code(f.subject()) + (source.text.empty() ? "" : ": " + source.text)});
@@ -420,13 +416,13 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
       for (auto& o : run["oracles"]) {
         if (!o.contains("outputs")) continue;
         for (auto& out : o["outputs"]) {
-          if (str(out, "finding") == "ok") continue;
-          const std::string name = str(out, "output");
+          if (json_str(out, "finding") == "ok") continue;
+          const std::string name = json_str(out, "output");
           const json shape = run.contains("golden") && run["golden"].contains(name)
                                  ? run["golden"][name].value("shape", json::array()) : json::array();
           const int64_t wi = out.value("worst_index", int64_t{-1});
-          std::vector<std::string> row{md_code(str(o, "oracle") + (str(o, "backend").empty() ? "" : "[" + str(o, "backend") + "]")),
-                                       md_code(name), str(out, "dtype"), str(out, "finding"),
+          std::vector<std::string> row{md_code(json_str(o, "oracle") + (json_str(o, "backend").empty() ? "" : "[" + json_str(o, "backend") + "]")),
+                                       md_code(name), json_str(out, "dtype"), json_str(out, "finding"),
                                        wi >= 0 ? md_code(element(wi, shape)) : "-",
                                        out.contains("got_at_worst") ? num(out["got_at_worst"]) : "-",
                                        out.contains("fp64_at_worst") ? num(out["fp64_at_worst"]) : "-",
@@ -445,29 +441,29 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
     else md.add(t);
     if (bad && bad->contains("outputs"))
       for (auto& out : (*bad)["outputs"])
-        if (str(out, "output") == oc.output && !str(out, "detail").empty()) md.paragraph("Judge: " + str(out, "detail"));
+        if (json_str(out, "output") == oc.output && !json_str(out, "detail").empty()) md.paragraph("Judge: " + json_str(out, "detail"));
     md.paragraph("`observed`, `fp64`, `bound` and `error / bound` are at the worst element (the largest error/bound "
                  "ratio); `abs error` is the largest over the whole output. Bounds are per element, derived from the "
                  "dtypes' unit roundoffs and the reduction lengths.");
   } else if (oc.crash || oc.timeout) {
     md.paragraph(fmt::format("Expected: the call returns. Observed: {} during `{}`{}.",
                              oc.crash ? "the process was killed by " + md_code(oc.signature) : "no answer within the case timeout",
-                             oc.where, str(f.finding, "detail").empty() ? "" : " (" + str(f.finding, "detail") + ")"));
+                             oc.where, json_str(f.finding, "detail").empty() ? "" : " (" + json_str(f.finding, "detail") + ")"));
   } else {
     const json sig = bad && bad->contains("signature") ? (*bad)["signature"] : json::object();
     md.paragraph(fmt::format("Expected: {} runs like eager does (outputs within bounds of fp64). Observed: it raises.",
                              side_words(f.report, f.case_json, oc)));
     Table t{{"", ""}, {}};
     t.row({"signature", md_code(oc.signature) + (sig.value("known", false) ? " (known)" : " (new bucket)")});
-    if (!str(sig, "phase").empty()) t.row({"phase", str(sig, "phase")});
-    if (!str(sig, "innermost_torch_frame").empty()) t.row({"innermost torch frame", md_code(str(sig, "innermost_torch_frame"))});
-    if (!str(sig, "title").empty()) t.row({"what", str(sig, "title")});
+    if (!json_str(sig, "phase").empty()) t.row({"phase", json_str(sig, "phase")});
+    if (!json_str(sig, "innermost_torch_frame").empty()) t.row({"innermost torch frame", md_code(json_str(sig, "innermost_torch_frame"))});
+    if (!json_str(sig, "title").empty()) t.row({"what", json_str(sig, "title")});
     md.add(t);
-    if (!str(sig, "matched").empty()) {
+    if (!json_str(sig, "matched").empty()) {
       md.paragraph("Key message of the exception chain:");
-      md.add(CodeBlock{"text", str(sig, "matched")});
-    } else if (!str(f.finding, "detail").empty()) {
-      md.add(CodeBlock{"text", str(f.finding, "detail")});
+      md.add(CodeBlock{"text", json_str(sig, "matched")});
+    } else if (!json_str(f.finding, "detail").empty()) {
+      md.add(CodeBlock{"text", json_str(f.finding, "detail")});
     }
   }
 
@@ -476,7 +472,7 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
     md.heading(2, "CUDA fault");
     Table t{{"", ""}, {}};
     auto row = [&](const char* label, const char* key, bool code) {
-      if (const std::string v = str(f.cuda_fault, key); !v.empty()) t.row({label, code ? md_code(v) : v});
+      if (const std::string v = json_str(f.cuda_fault, key); !v.empty()) t.row({label, code ? md_code(v) : v});
     };
     row("re-run", "status", false);
     row("kernel", "kernel", true);
@@ -501,9 +497,9 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   if (f.report.is_object() && f.report.contains("ladder") && !f.report["ladder"].empty()) {
     Table t{{"backend", "result"}, {}};
     for (auto& st : f.report["ladder"])
-      t.row({md_code(str(st, "backend")), st.value("pass", false) ? "ok" : md_code(str(st, "what"))});
+      t.row({md_code(json_str(st, "backend")), st.value("pass", false) ? "ok" : md_code(json_str(st, "what"))});
     md.add(t);
-    const std::string first = str(f.report, "first_failing_stage");
+    const std::string first = json_str(f.report, "first_failing_stage");
     md.paragraph(first.empty() ? "First failing stage: none." : "First failing stage: " + md_code(first) +
                  (f.report.value("ladder_memoized", false) ? " (the ladder of an earlier case with the same graph)" : ""));
   } else {
@@ -519,9 +515,9 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
     std::vector<std::string> yes;
     for (auto* r : rows)
       for (auto& c : (*r)["cells"]) {
-        const bool same = str(c, "outcome") == outcome;
-        if (same) yes.push_back(str(c, "torch"));
-        t.row({md_code(str(c, "torch")), md_code(str(c, "outcome")), same ? "yes" : "no"});
+        const bool same = json_str(c, "outcome") == outcome;
+        if (same) yes.push_back(json_str(c, "torch"));
+        t.row({md_code(json_str(c, "torch")), md_code(json_str(c, "outcome")), same ? "yes" : "no"});
       }
     md.paragraph(fmt::format("From `flce matrix` ({}): reproduces on {}.", md_code(f.matrix_path.string()),
                              yes.empty() ? "none of the releases run" : "torch " + join(yes, ", ")));
@@ -555,8 +551,8 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   md.heading(2, "Dedup key");
   Table d{{"", ""}, {}};
   d.row({"outcome signature", md_code(outcome)});
-  if (!str(f.finding, "cause").empty()) d.row({"cause", md_code(str(f.finding, "cause"))});
-  if (!str(f.finding, "id").empty()) d.row({"finding id", md_code(str(f.finding, "id"))});
+  if (!json_str(f.finding, "cause").empty()) d.row({"cause", md_code(json_str(f.finding, "cause"))});
+  if (!json_str(f.finding, "id").empty()) d.row({"finding id", md_code(json_str(f.finding, "id"))});
   else if (!outcome.empty()) d.row({"finding id", md_code(finding_id(outcome))});
   if (f.finding.is_object() && f.finding.contains("count")) d.row({"cases that showed it", num(f.finding["count"])});
   md.add(d);
@@ -571,10 +567,10 @@ Markdown upstream_report(const FindingFiles& f, const SignatureTable& table, con
   std::string size = fmt::format("Size: {} input elements", before);
   if (after >= 0)
     size += fmt::format(" before shrinking, {} after{}", after,
-                        str(f.finding, "shrink").empty() ? "" : fmt::format(" ({}, {} runs)", str(f.finding, "shrink"),
+                        json_str(f.finding, "shrink").empty() ? "" : fmt::format(" ({}, {} runs)", json_str(f.finding, "shrink"),
                                                                            f.finding.value("shrink_runs", 0)));
-  else if (!str(f.finding, "shrink").empty())
-    size += fmt::format(" (not shrunk: {})", str(f.finding, "shrink"));
+  else if (!json_str(f.finding, "shrink").empty())
+    size += fmt::format(" (not shrunk: {})", json_str(f.finding, "shrink"));
   md.paragraph(size + ".");
   md.paragraph("Reported by " + flce_version + ".");
   return md;
