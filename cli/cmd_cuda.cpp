@@ -19,7 +19,7 @@ void add_cuda_commands(CLI::App& app) {
     static size_t budget_mib = 0;
     b->add_option("--reps", opt.reps, "Timed repetitions (median reported)")->capture_default_str();
     b->add_option("--warmup", opt.warmup, "Warm-up repetitions")->capture_default_str();
-    b->add_option("--shape", shapes, "BTxHxV (repeatable; default: the four shapes of BENCHMARKS.md)");
+    b->add_option("--shape", shapes, "BTxHxV (repeatable; default: the four shapes of docs/benchmarks-history.md)");
     b->add_option("--budget-mib", budget_mib, "Per-chunk memory budget (logits chunk + gradient group) in MiB");
     b->add_option("--csv", opt.csv_path, "Also write the table as CSV");
     b->add_flag("--no-phases{false}", opt.phases, "Skip the per-phase timing of the largest shape");

@@ -10,7 +10,7 @@
 
 namespace flce::cli {
 
-// Exit codes (README.md "Exit codes").
+// Exit codes (docs/cli.md "Exit codes").
 enum Exit : int {
   kOk = 0,           // done; every oracle within bounds
   kFinding = 1,      // a verdict failed: out of bounds, dtype, trace-time error, regression

@@ -7,7 +7,7 @@
 // Why a child process and no embedded interpreter: one torch per process is what lets
 // `flce gate` run base and candidate trees side by side and `flce matrix` one torch per
 // release; a crashing or hanging subject takes only its child down; and on the GPU box an
-// embedded interpreter read every C++ exception raised inside torch as null (BENCHMARKS.md,
+// embedded interpreter read every C++ exception raised inside torch as null (docs/benchmarks-history.md,
 // "GPU box host"), so the embedded host was retired (docs/architecture.md).
 #pragma once
 #include <functional>

@@ -1,7 +1,7 @@
 // Compiled Python bytecode for the interpreters flce starts (campaign workers, subject
 // processes, the embedded host). A host whose image sets PYTHONDONTWRITEBYTECODE and ships
 // torch without __pycache__ recompiles torch's sources in every process: on the GPU box
-// `import torch, torch._dynamo` takes 9 s that way (BENCHMARKS.md), each campaign worker
+// `import torch, torch._dynamo` takes 9 s that way (docs/benchmarks-history.md), each campaign worker
 // pays it, and the time to first finding with it.
 #pragma once
 #include <string>

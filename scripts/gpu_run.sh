@@ -12,8 +12,9 @@
 #   FLCE_STEPS (default "gpu_tests bench runs ctest": the GPU suite and the benchmark in one
 #     call). Others: fixes (flce_workaround vs Liger PR
 #     #1328, scripts/compare_fixes.py), campaign (vs Liger on every GPU), gate (Liger PRs
-#     #1324 and #1328 against their merge bases), triage (scripts/gpu_triage.sh), evidence (scripts/gpu_evidence.sh), proofs (scripts/gpu_proofs.sh), campaigns (scripts/gpu_campaigns.sh), history (scripts/liger_history.sh: pinned
-#     Liger cases on old trees, two bisects); need .carry/liger* from gpu_prepare.sh.
+#     #1324 and #1328 against their merge bases), history (scripts/liger_history.sh: pinned
+#     Liger cases on old trees, two bisects), session (scripts/gpu_session.sh: measurements as
+#     parts named in FLCE_PARTS); need .carry/liger* from gpu_prepare.sh.
 #     Steps without gpu_tests/bench/ctest build the flce binary only.
 #   Campaign: FLCE_CAMPAIGN_MIN (2), FLCE_CAMPAIGN_WORKERS (4 per GPU), FLCE_CAMPAIGN_FAMILY (32),
 #     FLCE_CAMPAIGN_SEED (11), FLCE_CAMPAIGN_CORPUS (none: from an empty corpus), FLCE_MINIMIZE_S (45),
@@ -303,39 +304,7 @@ if want history && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
   record history "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; history.md, bisect-seed.md, bisect-amp.md"
 fi
 
-# ---- evidence for open findings: bound triage, CUDA fault, second shape (scripts/gpu_triage.sh) ----
-if want triage && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
-  FLCE_BUILD_DIR=$BUILD timeout "$(left)" bash scripts/gpu_triage.sh >"$OUT/triage_run.log" 2>&1
-  rc=$?
-  record triage "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; triage-*.log"
-  cat "$OUT/triage_run.log"
-fi
-
-# ---- measurements for issues #14-#16 (scripts/gpu_evidence.sh; FLCE_EVIDENCE picks parts) ----
-if want evidence && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
-  FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout "$(left)" bash scripts/gpu_evidence.sh >"$OUT/evidence_run.log" 2>&1
-  rc=$?
-  record evidence "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; evidence.tgz"
-  tail -c 9000 "$OUT/evidence_run.log"
-fi
-
-# ---- proofs for issues #20 and #22 that need no campaign (scripts/gpu_proofs.sh; FLCE_PROOFS picks parts) ----
-if want proofs && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
-  FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout "$(left)" bash scripts/gpu_proofs.sh >"$OUT/proofs_run.log" 2>&1
-  rc=$?
-  record proofs "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; proofs.tgz"
-  tail -c 11000 "$OUT/proofs_run.log"
-fi
-
-# ---- campaign measurements for issues #20-#22 (scripts/gpu_campaigns.sh; FLCE_CAMPAIGNS=b1|b2) ----
-if want campaigns && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
-  FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout "$(left)" bash scripts/gpu_campaigns.sh >"$OUT/campaigns_run.log" 2>&1
-  rc=$?
-  record campaigns "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; campaigns.tgz"
-  tail -c 11500 "$OUT/campaigns_run.log"
-fi
-
-# ---- the open measurements of issues #20-#22, part by part (scripts/gpu_session.sh; FLCE_PARTS) ----
+# ---- measurements, part by part (scripts/gpu_session.sh; FLCE_PARTS) ----
 if want session && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
   FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} FLCE_SESSION_DEADLINE_S=$(($(left) - 15)) \
     timeout "$(left)" bash scripts/gpu_session.sh >"$OUT/session_run.log" 2>&1

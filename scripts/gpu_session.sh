@@ -24,7 +24,7 @@
 #   triage     the all-ignored compiled findings on main (scripts/cases/liger-compiled-all-ignored-*):
 #              flce run (the whole ladder), flce minimize (90 s), the minimum's repro.py checked alone
 #              (flce repro --check) and flce report; then the known ignored-targets case's script
-#              checked alone (BENCHMARKS: it did not reproduce alone by hand)
+#              checked alone (docs/benchmarks-history.md: it did not reproduce alone by hand)
 #   oob        the compiled-only numeric findings of main-s199 (scripts/cases/liger-compiled-oob-*) and,
 #              for comparison, the known compiled illegal memory access: flce run (the whole ladder),
 #              the script written and checked alone, and the script under compute-sanitizer memcheck

@@ -1,9 +1,9 @@
-# Bad input (issue #15): every row of README.md's "Bad input" table, run. Each must exit 2 with a
+# Bad input (issue #15): every row of docs/bad-input.md's table, run. Each must exit 2 with a
 # message naming the thing (a file path, a field, a flag and its value); campaign rows must also
 # leave an existing state.json and finding directory byte for byte as they were.
 #   -DPART=fast     rows decided before any subject host starts (no torch): ctest bad_input, label cpu
 #   -DPART=subject  rows that need the subject host's answer (torch): ctest bad_input_subject, label python
-# Both parts check that README's table has no row this file does not define (and the reverse).
+# Both parts check that docs/bad-input.md's table has no row this file does not define (and the reverse).
 cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
 set(W ${CMAKE_CURRENT_BINARY_DIR}/bad_input_${PART})
 file(REMOVE_RECURSE ${W})
@@ -222,8 +222,8 @@ row(campaign-subject-unknown subject "unknown subject 'no-such-subject'" ${FLCE}
 row(campaign-subject-signature subject "subject unusable: " ${FLCE} campaign --minutes 2 --out ${W}/c7
     --subject os.path:join --workers 1 --quiet --minimize-s 0)
 
-# --- README's table: one row per id above, none more ------------------------------------------
-file(READ ${SRC}/README.md readme)
+# --- docs/bad-input.md's table: one row per id above, none more -------------------------------
+file(READ ${SRC}/docs/bad-input.md readme)
 string(REGEX MATCHALL "\n\\| `bi:[a-z0-9-]+` \\|" found "${readme}")
 set(TABLE "")
 foreach(m ${found})
@@ -232,13 +232,13 @@ foreach(m ${found})
 endforeach()
 foreach(id ${TABLE})
   if(NOT id IN_LIST IDS)
-    message(FATAL_ERROR "README.md's Bad input table has row bi:${id}, which tests/bad_input.cmake does not run")
+    message(FATAL_ERROR "docs/bad-input.md's table has row bi:${id}, which tests/bad_input.cmake does not run")
   endif()
 endforeach()
 foreach(id ${IDS})
   if(NOT id IN_LIST TABLE)
-    message(FATAL_ERROR "tests/bad_input.cmake runs ${id}, which README.md's Bad input table lacks (add a `bi:${id}` row)")
+    message(FATAL_ERROR "tests/bad_input.cmake runs ${id}, which docs/bad-input.md's table lacks (add a `bi:${id}` row)")
   endif()
 endforeach()
 list(LENGTH IDS n)
-message(STATUS "bad input (${PART}): ${n} rows defined, README's table has each")
+message(STATUS "bad input (${PART}): ${n} rows defined, docs/bad-input.md's table has each")

@@ -135,7 +135,7 @@ TEST(Judge, UlpOf) {
   EXPECT_EQ(ulp_of(0.0, DType::F16), std::ldexp(1.0, -24));
 }
 
-// Three Liger 0.8.5 findings of the H200 (issue #20 item 6; BENCHMARKS.md, third round), each
+// Three Liger 0.8.5 findings of the H200 (issue #20 item 6; docs/benchmarks-history.md, third round), each
 // case as the campaign drew it and each number as flce measured it there. The bound terms that
 // cover them are derived (judge/MATH.md item 4), so each test also shows the bound stays tight.
 namespace {
@@ -209,7 +209,7 @@ TEST(Judge, SoftcapsChainRuleAllowsTanhsOwnUlpsAndTheRecoveryDivision) {
 
 // reduction='none': Liger folds the per-token upstream gradient into the logits gradient in
 // bf16 (`grad_logits * g.to(grad_logits.dtype)`), two roundings the bound left out. An
-// emulation of that order on these inputs gives the H200's values bit for bit (BENCHMARKS.md,
+// emulation of that order on these inputs gives the H200's values bit for bit (docs/benchmarks-history.md,
 // fourth round): Liger 0.8.5 at 1.00x (seed 61) and main at 1.03x (seed 19) of the old bound.
 TEST(Judge, AnUpstreamGradientFoldedInTheLogitsDtypeIsWithinTheBound) {
   const std::string common = R"("kind": "flce", "batch": 1, "out_variant": true, "input_dtype": "bf16",

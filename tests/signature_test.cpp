@@ -51,7 +51,7 @@ TEST(Signature, TritonWrapperDecompositionAssertIsPytorch181735) {
   EXPECT_NE(t.classify(c, "2.11.0+cu130").id, "inductor-triton-wrapper-decomp-assert");
 }
 
-// Two Liger failures of the H200 that were buckets (BENCHMARKS.md, third round): Triton's
+// Two Liger failures of the H200 that were buckets (docs/benchmarks-history.md, third round): Triton's
 // loop-carried dtype assertion before Liger #1362, raised in the worker itself or inside Inductor's
 // compile pool (whose SubprocException carries the remote traceback in its message), and the
 // torch.equal fast path of Liger's backward under fullgraph=True.
@@ -74,7 +74,7 @@ TEST(Signature, LigersSoftcapCompileFailureAndItsDataDependentBranchAreTyped) {
   EXPECT_EQ(t.classify(equal, "2.11.0+cu130").id, "data-dependent-equal");
 }
 
-// Liger main under fullgraph=True on the H200 (BENCHMARKS.md, ninth round): four buckets, typed.
+// Liger main under fullgraph=True on the H200 (docs/benchmarks-history.md, ninth round): four buckets, typed.
 TEST(Signature, LigersFullgraphFailuresAreTypedWithTheirSide) {
   auto t = SignatureTable::load_default();
   auto id_of = [&](const std::string& type, const std::string& msg) {

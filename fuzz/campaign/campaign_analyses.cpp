@@ -8,7 +8,7 @@ namespace flce::campaign_impl {
 // How many of a lane's slots analyses may borrow, past the analysis workers of their own. While
 // exploring, a quarter of the lane (none of a lane of 1-3 workers): lending the one compiled
 // slot of each of ten campaigns side by side stopped their compiled lanes for minutes (19 graph
-// configurations in 5 minutes, BENCHMARKS.md). Without analysis workers, half, at least one. Once
+// configurations in 5 minutes, docs/benchmarks-history.md). Without analysis workers, half, at least one. Once
 // exploration is over, every slot.
 size_t Campaign::max_analyses(Lane l) const {
   const size_t n = std::count_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.lane == l; });

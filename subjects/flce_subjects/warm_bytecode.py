@@ -5,7 +5,7 @@
 Why: where Python writes no bytecode (PYTHONDONTWRITEBYTECODE, as on the GPU box, whose torch
 ships without __pycache__) flce keeps it under one prefix (process/bytecode_cache.cpp), and a
 box's first campaign compiled the compile stack's sources in its first compiled call: 3.0 s
-there against 1.2 s once cached (BENCHMARKS, "Where a worker's start-up goes"), most of the
+there against 1.2 s once cached (docs/benchmarks-history.md, "Where a worker's start-up goes"), most of the
 gap to the seed's tier 1 on a fresh box. The zygote starts this right after its own
 `import torch`, so the stack's bytecode is written on another core while the zygote imports
 the subject; the first compiled call then reads it. It only imports and compiles a toy

@@ -98,8 +98,9 @@ def _probe_cuda(driver=None):
     never initialized here. The driver says so itself, at once: cuDeviceGetCount answers
     NOT_INITIALIZED before cuInit and initializes nothing. Only when it answers otherwise does a
     forked child try CUDA (the answer decides: a driver initialized before a fork is unusable
-    after it). Asking first keeps the child's context creation, 0.45 s on the H200 (BENCHMARKS,
-    ninth round), off every campaign's path to its first case. Not mapped: never initialized."""
+    after it). Asking first keeps the child's context creation, 0.45 s on the H200
+    (docs/benchmarks-history.md, ninth round), off every campaign's path to its first case.
+    Not mapped: never initialized."""
     if driver is None:
         path = _mapped_driver()
         if path is None:
