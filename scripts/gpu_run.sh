@@ -19,6 +19,7 @@
 #   Campaign: FLCE_CAMPAIGN_MIN (2), FLCE_CAMPAIGN_WORKERS (4 per GPU), FLCE_CAMPAIGN_FAMILY (32),
 #     FLCE_CAMPAIGN_SEED (11), FLCE_CAMPAIGN_CORPUS (none: from an empty corpus), FLCE_MINIMIZE_S (45),
 #     FLCE_CAMPAIGN_FAMILY2 / FLCE_CAMPAIGN2_MIN (a second campaign, other family size, 1.5 min)
+#   cce: a campaign against cut-cross-entropy (`--subject cce`), FLCE_CCE_MIN (3) minutes, same knobs
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -244,11 +245,11 @@ fi
 # From an empty corpus unless FLCE_CAMPAIGN_CORPUS names one, so the time to the first
 # finding is the sampler's, not the corpus's. FLCE_CAMPAIGN_FAMILY2 adds a second, shorter
 # campaign with another family size (no shrinking), for the cases/min vs graphs/min trade.
-campaign_run() {  # campaign_run DIR LOG FAMILY MINUTES MINIMIZE_S
-  local corpus=()
+campaign_run() {  # campaign_run DIR LOG FAMILY MINUTES MINIMIZE_S [SUBJECT]
+  local corpus=() subject=${6:-liger}
   [[ -n ${FLCE_CAMPAIGN_CORPUS:-} ]] && corpus=(--corpus "$FLCE_CAMPAIGN_CORPUS")
   rm -rf "$1"
-  timeout "$(left)" "$BUILD/flce" campaign --out "$1" --subject liger --device cuda "${corpus[@]}" \
+  timeout "$(left)" "$BUILD/flce" campaign --out "$1" --subject "$subject" --device cuda "${corpus[@]}" \
     --minutes "$4" --workers "${FLCE_CAMPAIGN_WORKERS:-$((NG * 4))}" --seed "${FLCE_CAMPAIGN_SEED:-11}" \
     --family "$3" --minimize-s "$5" --case-timeout 180 --quiet >"$2" 2>&1
   local rc=$?
@@ -266,7 +267,7 @@ print(f"## profile: {len(rows)} cases; {len(slow)} over 1 s (compiles), median {
 for r in rows[:12]:
     print(f"##   {r['campaign_s']:7.1f} s {r['key']:<16} {r['outcome']:<48} {r.get('ms')}")
 PY
-  record "campaign-f$3" "$([[ $rc == 0 || $rc == 1 ]] && echo ok || echo FAIL)" "exit $rc; $(grep -E '^(campaign|throughput|graph conf|time to first)' "$2" | tr '\n' ' ')"
+  record "$subject-f$3" "$([[ $rc == 0 || $rc == 1 ]] && echo ok || echo FAIL)" "exit $rc; $(grep -E '^(campaign|throughput|graph conf|time to first)' "$2" | tr '\n' ' ')"
 }
 if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -295,6 +296,23 @@ if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
     campaign_run /tmp/flce-campaign-f2 "$OUT/campaign2.log" "$FLCE_CAMPAIGN_FAMILY2" "${FLCE_CAMPAIGN2_MIN:-1.5}" 0
     grep -E '^(campaign|throughput|graph conf|time to first|  +[0-9]+x|## profile)' "$OUT/campaign2.log" | cut -c1-220
   fi
+fi
+
+# ---- a campaign against cut-cross-entropy (the `cce` subject, its contract), repro scripts alone ----
+if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
+  NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  C=/tmp/flce-campaign-cce
+  MIN=$(python3 -c "print(max(0.5, min(${FLCE_CCE_MIN:-3}, ($(left) - ${FLCE_MINIMIZE_S:-45} - 120) / 60)))")
+  campaign_run "$C" "$OUT/cce.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}" cce
+  for f in "$C"/findings/*/repro.py; do
+    [[ -f $f ]] || continue
+    ( out=$(cd /tmp && timeout 120 env PYTHONPATH="$SITE" python3 "$f" 2>&1); rc=$?
+      printf '## %s\n%s\nrepro exit %s\n' "$f" "$(echo "$out" | grep -E '^(outcome|REPRODUCED|NOT REPRODUCED|SKIP|compiled|eager)' | cut -c1-300)" "$rc" ) >"$f.log" &
+  done
+  wait
+  cat "$C"/findings/*/repro.py.log >>"$OUT/cce.log" 2>/dev/null
+  tar -czf "$OUT/cce.tgz" --exclude='*-inductor' --exclude='workers' -C /tmp flce-campaign-cce 2>/dev/null
+  grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/cce.log" | cut -c1-220
 fi
 
 # ---- Liger across its history: pinned cases on old trees, two bisects (scripts/liger_history.sh) ----
