@@ -46,7 +46,10 @@ class SignatureGuard {
 Case for_subject(Case c) {
   if (c.autocast == Autocast::NONE) c.weight_dtype = c.input_dtype;
   c = within_fp16_range(c);
-  c.semantics = subject().rfind("torch-native", 0) == 0 ? Semantics::TORCH : Semantics::LIGER;
+  // Each built-in's contract semantics (subjects/flce_subjects/*.py CONTRACT).
+  c.semantics = subject().rfind("torch-native", 0) == 0 ? Semantics::TORCH
+                : subject().rfind("cce", 0) == 0        ? Semantics::TORCH_FP32
+                                                        : Semantics::LIGER;
   return c;
 }
 

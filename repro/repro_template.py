@@ -411,12 +411,43 @@ def torch_native(torch):
              return_token_accuracy=False, return_predicted_tokens=False):
         options = None
         if label_smoothing == 0:
-            options = torch.nn.LinearCrossEntropyOptions(acc_dtype=accum_dtype or x.dtype)
+            options = torch.nn.LinearCrossEntropyOptions(acc_dtype=accum_dtype)  # None: torch's own default
         loss = api(x, w, target, linear_bias=bias, weight=ce_weight, reduction=reduction, ignore_index=ignore_index,
                    label_smoothing=label_smoothing, options=options)
         return loss, None, None, None
 
     return Subject("torch-native", flce=flce, version=f"torch {torch.__version__} F.linear_cross_entropy",
+                   supports=supports)
+
+
+def cce(torch):
+    """cut-cross-entropy's linear_cross_entropy, exact (filter_eps=None), as flce's cce subject maps it."""
+    try:
+        from cut_cross_entropy import linear_cross_entropy
+    except Exception as e:
+        raise Skip(f"cannot import cut_cross_entropy: {type(e).__name__}: {e}") from e
+    names = {"bias": "bias", "ce_weight": "class weights", "label_smoothing": "label smoothing",
+             "lse_square_scale": "z-loss", "return_z_loss": "z-loss", "accum_dtype": "accum_dtype",
+             "use_token_scaling": "token scaling", "return_token_accuracy": "token accuracy",
+             "return_predicted_tokens": "predicted tokens"}
+
+    def supports(case):
+        reason = flce_only(case)
+        for key, what in names.items():
+            value = case.get(key)
+            reason = reason or (value not in (None, False, 0, 0.0, "none") and f"option {what} not supported by cce")
+        fp32_embeddings = case["autocast"] != "none" or case["input_dtype"] == "fp32"
+        if not reason and case["device"] == "cuda" and fp32_embeddings:
+            reason = "cce backward requires bf16 or fp16 embeddings (an assertion in cce_backward.py)"
+        return reason or None
+
+    def flce(x, w, target, *, ignore_index=-100, reduction="mean", softcap=None, **_):
+        impl = "cce" if x.is_cuda else "torch_compile"
+        loss = linear_cross_entropy(x, w, target, ignore_index=ignore_index, softcap=softcap, reduction=reduction,
+                                    filter_eps=None, impl=impl)
+        return loss, None, None, None
+
+    return Subject("cce", flce=flce, version=f"cut-cross-entropy {package_version('cut-cross-entropy', 'unknown')}",
                    supports=supports)
 
 
@@ -468,6 +499,8 @@ def load_subject(torch, name):
         return torch_native(torch)
     if name == "liger":
         return liger(torch)
+    if name == "cce":
+        return cce(torch)
     module_name, _, attr = FLCE_SUBJECT_MODULES.get(name, name).partition(":")
     try:
         module = importlib.import_module(module_name)

@@ -65,7 +65,7 @@ std::string last_lines(const std::string& text, size_t n) {
 bool script_imports_flce_subjects(const std::string& subject) {
   if (subject.find(':') != std::string::npos) return false;
   const std::string base = subject.substr(0, subject.rfind("+workaround"));
-  return base != "liger" && base != "torch-native";
+  return base != "liger" && base != "torch-native" && base != "cce";
 }
 
 nlohmann::json ScriptCheck::to_json() const {

@@ -40,9 +40,17 @@ std::vector<std::string> subject_kwargs(const Case& c, const std::string& base) 
     if (c.reduction != Reduction::MEAN) kw.push_back(fmt::format("reduction=\"{}\"", name(c.reduction)));
     if (c.ignore_index != -100) kw.push_back(fmt::format("ignore_index={}", c.ignore_index));
     if (c.label_smoothing != 0) kw.push_back("label_smoothing=" + py::float_lit(c.label_smoothing));
-    else  // flce's torch-native: the chunked path, accumulating in accum_dtype (else the input dtype)
+    else  // flce's torch-native: the chunked path, accumulating in accum_dtype (else torch's own default)
       kw.push_back("options=torch.nn.LinearCrossEntropyOptions(acc_dtype=" +
-                   py::torch_dtype(c.accum_dtype.value_or(c.input_dtype)) + ")");
+                   (c.accum_dtype ? py::torch_dtype(*c.accum_dtype) : std::string("None")) + ")");
+    return kw;
+  }
+  if (base == "cce") {  // cut-cross-entropy, exact (no gradient filtering); its Triton kernels on CUDA
+    if (c.ignore_index != -100) kw.push_back(fmt::format("ignore_index={}", c.ignore_index));
+    if (c.softcap) kw.push_back("softcap=" + py::float_lit(*c.softcap));
+    if (c.reduction != Reduction::MEAN) kw.push_back(fmt::format("reduction=\"{}\"", name(c.reduction)));
+    kw.push_back("filter_eps=None");
+    kw.push_back(c.device == Device::CUDA ? "impl=\"cce\"" : "impl=\"torch_compile\"");
     return kw;
   }
   if (c.bias) kw.push_back("bias=bias");
@@ -80,6 +88,7 @@ std::vector<std::string> forward_def(const Case& c, const std::string& base, con
   for (auto& kw : subject_kwargs(c, base)) args.push_back(kw);
   const std::string fn = base == "liger"          ? "liger_fused_linear_cross_entropy"
                          : base == "torch-native" ? "torch.nn.functional.linear_cross_entropy"
+                         : base == "cce"          ? "linear_cross_entropy"
                                                   : "flce";
   l.push_back("    " + py::call("return " + fn, args, 4));
   return l;
@@ -101,7 +110,7 @@ std::vector<std::string> call_lines(const Case& c, const std::string& base, cons
   std::string prefix, suffix;
   if (c.is_op()) prefix = outputs ? "out = " : "";
   else if (!k.grads && !outputs) prefix = "";
-  else if (base == "torch-native" || (base == "liger" && !k.extras)) prefix = "loss = ";
+  else if (base == "torch-native" || base == "cce" || (base == "liger" && !k.extras)) prefix = "loss = ";
   else if (base == "liger") prefix = outputs ? "result = " : "loss = ", suffix = outputs ? "" : ".loss";
   else if (outputs && k.extras) prefix = "loss, z_loss, token_accuracy, predicted_tokens = ";
   else prefix = "loss = ", suffix = "[0]";

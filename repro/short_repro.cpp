@@ -127,6 +127,21 @@ std::string torch_native_lacks(const Case& c) {
   return "";
 }
 
+// What cut-cross-entropy's API cannot take (flce reports those cases unsupported), "" if none.
+std::string cce_lacks(const Case& c) {
+  if (c.bias) return "bias";
+  if (c.ce_weight) return "class weights";
+  if (c.label_smoothing != 0) return "label smoothing";
+  if (c.return_z_loss || c.lse_square_scale != 0) return "z-loss";
+  if (c.accum_dtype) return "accum_dtype";
+  if (c.use_token_scaling) return "token scaling";
+  if (c.return_token_accuracy) return "token accuracy";
+  if (c.return_predicted_tokens) return "predicted tokens";
+  if (c.device == Device::CUDA && (c.autocast != Autocast::NONE || c.input_dtype == DType::F32))
+    return "fp32 embeddings on CUDA (its backward asserts bf16 or fp16)";
+  return "";
+}
+
 Plan make_plan(const EmitSpec& s, bool sequence) {
   Plan p;
   const Case& c = s.c;
@@ -142,12 +157,13 @@ Plan make_plan(const EmitSpec& s, bool sequence) {
     return no(fmt::format("{} input elements: the short form carries at most {} as literals", n, kShortReproMaxElements));
   if (base == "segfault" || base == "hang" || base == "cuda-oob")
     return no("a crash-test subject: it kills or hangs the process it runs in");
-  if (base != "liger" && base != "torch-native" && base != "aten-dtype-out" && !kFlceSubjects.count(base))
+  if (base != "liger" && base != "torch-native" && base != "cce" && base != "aten-dtype-out" && !kFlceSubjects.count(base))
     return no("a plug-in subject: the long form loads it by flce's plug-in rules");
   if (!subject_runs_kind(base, c)) return no("the subject does not run this kind of case (flce: unsupported)");
   if (base == "liger" && c.device != Device::CUDA) return no("liger runs only CUDA cases (flce: unsupported)");
   if (base == "torch-native" && !torch_native_lacks(c).empty())
     return no("torch-native cannot express " + torch_native_lacks(c) + " (flce: unsupported)");
+  if (base == "cce" && !cce_lacks(c).empty()) return no("cce cannot express " + cce_lacks(c) + " (flce: unsupported)");
   const Table table = signature_table(s.signatures_json);
   const std::set<std::string> known(table.ids.begin(), table.ids.end());
   std::set<std::string> sigs;
@@ -315,6 +331,7 @@ std::string emit_short_python(const EmitSpec& s) {
   // path that is not there, on a maintainer's machine, leaves the installed copy to load).
   if (!s.subject_path.empty()) w.add("sys.path.insert(0, " + lit(s.subject_path) + ")  # --subject-path");
   if (base == "liger") w.add("from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy");
+  if (base == "cce") w.add("from cut_cross_entropy import linear_cross_entropy");
   w.blank();
 
   // Where it cannot run: exit 2, as the long script's SKIPs.

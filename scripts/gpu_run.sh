@@ -311,7 +311,15 @@ if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   done
   wait
   cat "$C"/findings/*/repro.py.log >>"$OUT/cce.log" 2>/dev/null
-  tar -czf "$OUT/cce.tgz" --exclude='*-inductor' --exclude='workers' -C /tmp flce-campaign-cce 2>/dev/null
+  # The findings and the reports only: the whole directory (workers' logs, caches) is over 16 MiB.
+  (cd /tmp && tar -czf "$OUT/cce.tgz" --exclude='*-inductor' flce-campaign-cce/findings flce-campaign-cce/report.md \
+     flce-campaign-cce/report.json flce-campaign-cce/cases.jsonl 2>/dev/null)
+  # The upstream reports of cut-cross-entropy findings (corpus/reports/cce-*.py), each alone.
+  for f in corpus/reports/cce-*.py; do
+    echo "## $f"; (cd /tmp && timeout 300 env PYTHONPATH="$SITE" python3 "$ROOT/$f" 2>&1); echo "exit $?"
+  done >"$OUT/cce_reports.log" 2>&1
+  record cce_reports ok "$(grep -c '^REPRODUCED' "$OUT/cce_reports.log") of $(grep -c '^## ' "$OUT/cce_reports.log") reproduced (cce_reports.log)"
+  cat "$OUT/cce_reports.log"
   grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/cce.log" | cut -c1-220
 fi
 
