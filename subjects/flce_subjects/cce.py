@@ -57,9 +57,21 @@ def supports(case):
     return None
 
 
+def _recompile_room():
+    """impl="torch_compile" is one torch.compile'd function per process, specialised on the
+    dtype, reduction, ignore_index and softcap value: a worker's stream of cases recompiles it
+    past dynamo's default limit of 8 (then it fails, or falls back to eager). That is the
+    harness's reuse of one process, not the library: give it room, as compiled.py does."""
+    cfg = torch._dynamo.config
+    wanted = {"recompile_limit": max(getattr(cfg, "recompile_limit", 0), 1 << 16),
+              "accumulated_recompile_limit": max(getattr(cfg, "accumulated_recompile_limit", 0), 1 << 16)}
+    return cfg.patch(**{k: v for k, v in wanted.items() if hasattr(cfg, k)})
+
+
 def flce(x, w, target, *, ignore_index=-100, reduction="mean", softcap=None):
     impl = "cce" if x.is_cuda else "torch_compile"
     paths.note(impl)
-    loss = _lib().linear_cross_entropy(x, w, target, ignore_index=ignore_index, softcap=softcap,
-                                       reduction=reduction, filter_eps=None, impl=impl)
+    with _recompile_room():
+        loss = _lib().linear_cross_entropy(x, w, target, ignore_index=ignore_index, softcap=softcap,
+                                           reduction=reduction, filter_eps=None, impl=impl)
     return loss, None, None, None
