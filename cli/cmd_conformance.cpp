@@ -3,6 +3,7 @@
 // this binary; the table is built from their directories (fuzz/campaign/conformance.hpp).
 #include <unistd.h>
 
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <filesystem>

@@ -40,14 +40,16 @@ struct ConformanceTable : ::testing::Test {
                    {{{"id", "oob-1"}, {"signature", oob}}},
                    {line("k0", "pass", "h0", {{"got", 1.0}, {"bound", 0.01}}, {"bias=on"}),
                     line("k1", oob, "h1", {{"got", 1.5}, {"bound", 0.1}}),
-                    line("k2", "pass", "h2", {{"got", 0.0}, {"bound", 0.0}})});
+                    line("k2", "pass", "h2", {{"got", 0.0}, {"bound", 0.0}}),
+                    line("k3", "pass", "h3", {{"got", 1.0}, {"bound", 0.1}}, {"softcap=on"})});
     write_campaign(root / "b",
                    {{"contract", {{"semantics", "torch-fp32"}, {"params", {"ignore_index", "reduction", "softcap"}}}},
                     {"lacks", {"bias", "ce_weight"}}},
                    json::array(),
                    {line("k0", "pass", "h0-nobias", {{"got", 9.0}, {"bound", 0.01}}),
-                    line("k1", "pass", "h1", {{"got", 2.0}, {"bound", 0.1}}),
-                    line("k2", "pass", "h2", {{"got", "nan"}, {"bound", 0.0}})});
+                    line("k1", "pass", "h1", {{"got", 1.75}, {"bound", 0.1}}),
+                    line("k2", "pass", "h2", {{"got", "nan"}, {"bound", 0.0}}),
+                    line("k3", "unsupported", "h3", {{"got", nullptr}, {"bound", nullptr}}, {"softcap=on"})});
     t = flce::conformance_table({{"a", root / "a", 1, ""}, {"b", root / "b", 0, ""}, {"c", root / "c", 2, "unusable"}},
                                 7);
   }
@@ -70,6 +72,9 @@ TEST_F(ConformanceTable, EveryCellFilled) {
   EXPECT_EQ(cell("device=cuda", "a")["kind"], "not_sampled");
   EXPECT_EQ(cell("device=cuda", "a")["text"], "not sampled");
   EXPECT_EQ(cell("device=cpu", "c")["kind"], "not_run");
+  // The lane is a row too: a line naming none ran in the compiled lane.
+  EXPECT_EQ(cell("lane=compiled", "b")["text"], "pass (3 cases); unsupported (its supports() refused the case; 1 case)");
+  EXPECT_EQ(cell("lane=eager", "b")["kind"], "not_sampled");
 }
 
 TEST_F(ConformanceTable, ContractLimitIsUnsupportedWithWhy) {
@@ -78,24 +83,28 @@ TEST_F(ConformanceTable, ContractLimitIsUnsupportedWithWhy) {
   EXPECT_EQ(b["kind"], "unsupported");
   EXPECT_NE(b["text"].get<std::string>().find("no bias"), std::string::npos) << b["text"];
   EXPECT_EQ(cell("ce_weight=on", "b")["kind"], "unsupported");
-  EXPECT_EQ(cell("softcap=on", "b")["kind"], "not_sampled");  // in its params: merely not drawn
+  // In its params, refused by its supports(): unsupported, and not a disagreement with a's pass.
+  EXPECT_EQ(cell("softcap=on", "b")["kind"], "unsupported");
+  EXPECT_EQ(cell("softcap=on", "b")["text"], "unsupported (its supports() refused the case; 1 case)");
+  EXPECT_EQ(cell("softcap=on", "a")["text"], "pass (1 case)");
 }
 
 TEST_F(ConformanceTable, FindingsByIdWithCounts) {
   const auto& a = cell("kind=flce", "a");
   EXPECT_EQ(a["kind"], "finding");
   EXPECT_EQ(a["findings"]["oob-1"], 1);
-  EXPECT_EQ(a["text"], "oob-1 (1 case); pass (2 cases)");
-  EXPECT_EQ(cell("kind=flce", "b")["text"], "pass (3 cases)");
+  EXPECT_EQ(a["text"], "oob-1 (1 case); pass (3 cases)");
+  EXPECT_EQ(cell("kind=flce", "b")["text"], "pass (3 cases); unsupported (its supports() refused the case; 1 case)");
 }
 
 TEST_F(ConformanceTable, PairsComparedOnSameInputsWithSummedBounds) {
   ASSERT_EQ(t["comparisons"].size(), 1u);  // c did not run
   const auto& c = t["comparisons"][0];
-  EXPECT_EQ(c["common_keys"], 3);
-  EXPECT_EQ(c["same_inputs"], 2);  // k0: b's contract dropped the bias
+  EXPECT_EQ(c["common_keys"], 4);
+  EXPECT_EQ(c["same_inputs"], 3);  // k0: b's contract dropped the bias
+  EXPECT_EQ(c["contract_differences"], 1);  // k3: a passed, b's supports() refused it
   ASSERT_EQ(c["loss_disagreements"].size(), 2u);
-  EXPECT_EQ(c["loss_disagreements"][0]["key"], "k1");  // |1.5 - 2.0| > 0.1 + 0.1
+  EXPECT_EQ(c["loss_disagreements"][0]["key"], "k1");  // |1.5 - 1.75| > 0.1 + 0.1 (but not twice that)
   EXPECT_DOUBLE_EQ(c["loss_disagreements"][0]["bound"].get<double>(), 0.2);
   EXPECT_EQ(c["loss_disagreements"][1]["key"], "k2");  // NaN against 0
   ASSERT_EQ(c["outcome_disagreements"].size(), 1u);

@@ -70,11 +70,14 @@ Column load(const ConformanceColumn& c) {
     json j = json::parse(s, nullptr, false);
     if (!j.is_object() || !j.contains("key")) continue;
     Line l{j.value("outcome", ""), j.value("finding", ""), j.value("input", ""), j.value("loss", json())};
-    for (auto& cell : j.value("cells", json::array())) {
+    json cells = j.value("cells", json::array());
+    cells.push_back("lane=" + j.value("lane", std::string(kDefaultLane)));  // eager or compiled: which oracles ran
+    for (auto& cell : cells) {
       Stat& st = col.cells[cell.get<std::string>()];
       ++st.cases;
       if (l.outcome == "pass") ++st.pass;
       else if (l.outcome.rfind("unsupported-by-subject:", 0) == 0) ++st.unsupported[l.outcome.substr(23)];
+      else if (l.outcome == "unsupported") ++st.unsupported["its supports() refused the case"];
       else if (is_finding(l.outcome))
         ++st.findings[by_signature.count(l.outcome) ? by_signature[l.outcome]
                       : l.finding.empty()            ? l.outcome
@@ -168,7 +171,7 @@ ojson cell_of(const Column& col, const std::string& cell, const std::string& fie
 
 std::string outcome_class(const std::string& o) {
   if (o == "pass") return "pass";
-  if (o.rfind("unsupported-by-subject:", 0) == 0) return "unsupported";
+  if (o == "unsupported" || o.rfind("unsupported-by-subject:", 0) == 0) return "unsupported";
   return is_finding(o) ? "finding" : "other";
 }
 
@@ -249,7 +252,9 @@ ojson conformance_table(const std::vector<ConformanceColumn>& columns, uint64_t 
   }
   t["subjects"] = subjects;
   ojson rows = ojson::array();
-  for (const std::string& cell : coverage_universe()) {
+  std::vector<std::string> universe = coverage_universe();
+  universe.insert(universe.end(), {"lane=eager", "lane=compiled"});
+  for (const std::string& cell : universe) {
     const std::string field = cell.substr(0, cell.find('=')), value = cell.substr(cell.find('=') + 1);
     if (field == "out_variant" || (field == "kind" && value != "flce")) continue;  // op kinds: not FLCE
     ojson row{{"cell", cell}, {"field", field}, {"value", value}};

@@ -2,7 +2,8 @@
 // case keys, same inputs where the contracts leave a case alone), each judged by its own
 // contract; this builds the table from those campaign directories (report.json, cases.jsonl).
 //
-// Rows are the coverage table's field values (coverage.hpp), columns the subjects. A cell is:
+// Rows are the coverage table's field values (coverage.hpp) and the lane (eager: golden and the
+// subject eager; compiled: torch.compile too), columns the subjects. A cell is:
 //   pass            every case of the subject carrying the value passed ("pass (n cases)")
 //   finding         some did: the finding ids with their case counts (and the passes)
 //   unsupported     the subject's contract (params, dtypes) or capabilities exclude the value, or
