@@ -292,8 +292,8 @@ std::string conformance_markdown(const ojson& t) {
                       s["dir"].get<std::string>(), s["exit"].get<int>(), s["cases"].get<int64_t>(), ctext,
                       caps.contains("lacks") && !caps["lacks"].empty() ? join(caps["lacks"]) : "-");
   }
-  md += "\n## Table\n\nRows: the campaign coverage table's field values. Cells: `pass (n cases)`; the finding "
-        "ids with their case counts; `unsupported (why)` where the subject's contract or capabilities "
+  md += "\n## Table\n\nRows: the campaign coverage table's field values and the lane. Cells: `pass (n cases)`; "
+        "the finding ids with their case counts (each the subject's own campaign's: DIR/<subject>/findings/<id>); `unsupported (why)` where the subject's contract or capabilities "
         "exclude the value (or its supports() refused every such case); `approximation within its tolerance` "
         "for a subject that declares one; `not sampled` where it ran no such case; `not run` where its "
         "campaign did not.\n\n| feature |";
