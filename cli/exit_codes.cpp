@@ -62,6 +62,8 @@ const std::map<std::string, std::string>& table() {
                        "the way; the candidates are listed)")},
       {"report", codes("  0  written\n  2  not a finding: no case file, or no report.json and no --subject; a bad "
                        "--matrix or --bisect")},
+      {"conformance", codes("  0  table written (findings and disagreements are in it)\n"
+                            "  2  bad input (--subjects names an unknown subject, or one twice); nothing run")},
       {"matrix", codes("  0  table written\n  1  --strict and a cell contradicts the corpus expectation")},
       {"bench", codes("  0  measured\n  3  no CUDA device here")},
       {"reference-cuda", codes("  0  every output within bounds\n  1  out of bounds\n  3  no CUDA device here")},

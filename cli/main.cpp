@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   add_matrix_commands(app);
   add_bisect_command(app);
   add_report_command(app);
+  add_conformance_command(app);
 #ifdef FLCE_HAVE_CUDA
   add_cuda_commands(app);
 #endif

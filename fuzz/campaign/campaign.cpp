@@ -15,6 +15,7 @@
 
 #include "case/memory.hpp"
 #include "fuzz/campaign/campaign_impl.hpp"
+#include "fuzz/campaign/case_compare.hpp"
 #include "fuzz/campaign/campaign_report.hpp"
 #include "process/proc_tree.hpp"
 #include "process/stacks.hpp"
@@ -346,6 +347,10 @@ void Campaign::record(const Ticket& t, const std::string& subject_outcome, const
     if (o.contains("wall_ms")) jl["ms"][o.value("oracle", "?")] = std::lround(o["wall_ms"].get<double>());
   if (report.value("ladder_memoized", false)) jl["ladder_memoized"] = true;
   if (t.dynamic) jl["dynamic"] = true;
+  // What flce conformance reads back: the case's field values, its finding, its inputs and loss.
+  jl["cells"] = t.cells;
+  if (f) jl["finding"] = f->id;
+  jl.update(comparable_fields(t.case_json, report));
   pending_journal_ += jl.dump() + "\n";
   if (fresh) save_state();  // a new finding is committed at once
   else commit_due();        // the case's commit point (group commit)
