@@ -323,6 +323,19 @@ if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/cce.log" | cut -c1-220
 fi
 
+# ---- flce conformance on the GPU: the same cases through several subjects, one table ----
+if want conformance && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
+  C=/tmp/flce-conformance
+  MIN=$(python3 -c "print(max(0.5, min(${FLCE_CONF_MIN:-2}, ($(left) - 90) / 60 / 3)))")
+  timeout "$(left)" "$BUILD/flce" conformance --subjects "${FLCE_CONF_SUBJECTS:-liger,cce,model}" --device cuda \
+    --minutes "$MIN" --workers "${FLCE_CAMPAIGN_WORKERS:-4}" --seed "${FLCE_CAMPAIGN_SEED:-11}" --out "$C" \
+    >"$OUT/conformance.log" 2>&1
+  rc=$?
+  cp "$C/report.md" "$OUT/conformance.md" 2>/dev/null
+  cp "$C/conformance.json" "$OUT/conformance.json" 2>/dev/null
+  record conformance "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; $MIN min per subject (conformance.md)"
+fi
+
 # ---- Liger across its history: pinned cases on old trees, two bisects (scripts/liger_history.sh) ----
 if want history && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
   FLCE_BUILD_DIR=$BUILD timeout "$(left)" bash scripts/liger_history.sh >"$OUT/history_run.log" 2>&1

@@ -27,11 +27,15 @@ except ImportError as e:
 
 
 def extra_columns(e, c, t, softcap, loss):
-    """k such that loss = log(sum_j exp(s_j) + k exp(-softcap)) - s_t, in fp64, per row."""
+    """k such that loss = log(sum_j exp(s_j) + k exp(-softcap)) - s_t, in fp64, per row.
+    s_t as the kernel computes it: products rounded to fp16 before the fp32 sum (indexed_dot.py,
+    cce-25.1.1-target-logit-bf16-products.py), so that error does not blur k."""
     z = e.double() @ c.double().T
     s = z if softcap is None else softcap * torch.tanh(z / softcap)
     pad = math.exp(-softcap) if softcap is not None else math.exp(-1.0)
-    lse_got = loss.double() + s.gather(1, t[:, None]).squeeze(1)
+    zt = (e.float() * c[t].float()).to(e.dtype).double().sum(1)  # exact products, then rounded
+    st = zt if softcap is None else softcap * torch.tanh(zt / softcap)
+    lse_got = loss.double() + st
     return (torch.exp(lse_got) - torch.exp(s).sum(1)) / pad
 
 
@@ -57,7 +61,7 @@ def main():
             ks = sorted({round(x) for x in k.tolist()})
             print(f"V={V:5d} softcap={softcap!s:5s} max |loss - fp64| {err:.2e}  "
                   f"extra columns at -softcap implied per row: {ks}")
-            if softcap is not None and err > 1e-3 and ks != [0] and (k - k.round()).abs().max() < 0.2:
+            if softcap is not None and err > 1e-3 and min(ks) > 0 and (k - k.round()).abs().max() < 0.25:
                 bad = True
     print("REPRODUCED" if bad else "NOT REPRODUCED")
     return 0 if bad else 1
