@@ -86,6 +86,12 @@ Case within_fp16_range(Case c) {
   if (!fp16) return c;
   if (c.token_grad == TokenGrad::LOG_SPREAD) c.token_grad = TokenGrad::RANDOM;
   if (c.regime == Regime::WEIGHT_SPREAD) c.regime = Regime::NORMAL;
+  // Under torch's semantics the contract is cross_entropy on fp16 logits: with label smoothing
+  // its per-class term sum_j (lse - c_j) is an fp16 tensor, and large_logits (logits ~ 64 * H)
+  // overflow it where the fp64 loss is small (torch-native: loss inf against 72.2, CPU, seed 1).
+  // That is the contract's own range, not a defect: such cases are not drawn there.
+  if (c.semantics == Semantics::TORCH && c.label_smoothing > 0 && c.regime == Regime::LARGE_LOGITS)
+    c.regime = Regime::NORMAL;
   return c;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "case/case.hpp"
+#include "case/sampler.hpp"
 #include "fuzz/campaign/coverage.hpp"
 #include "fuzz/campaign/coverage_guide.hpp"
 
@@ -192,3 +194,30 @@ TEST(Explained, AnExplainedValuesShareFallsButNeverToNone) {
 
 }  // namespace
 }  // namespace flce
+
+// A contract reaches every sampled case: its semantics, its dtypes; and under torch's semantics
+// no fp16 case with label smoothing draws large logits (their fp16 smoothing sum overflows by
+// the contract's own definition, case/sampler.cpp within_fp16_range).
+TEST(Contract, SampledCasesCarryTheSubjectsSemanticsAndDtypes) {
+  SampleSpace sp;
+  sp.semantics = Semantics::TORCH;
+  sp.dtypes = {DType::F16};
+  int smoothing_large = 0, smoothing = 0;
+  for (uint64_t i = 0; i < 4000; ++i) {
+    const Case c = sample_case(7, i, sp);
+    if (c.is_op()) continue;
+    EXPECT_EQ(c.semantics, Semantics::TORCH) << i;
+    EXPECT_EQ(c.input_dtype, DType::F16) << i;
+    if (c.label_smoothing > 0) ++smoothing;
+    if (c.label_smoothing > 0 && c.regime == Regime::LARGE_LOGITS) ++smoothing_large;
+  }
+  EXPECT_GT(smoothing, 0);  // the rule was exercised
+  EXPECT_EQ(smoothing_large, 0);
+  sp.semantics = Semantics::LIGER;  // Liger's semantics keep them: its loss is fp32
+  int liger_large = 0;
+  for (uint64_t i = 0; i < 4000; ++i) {
+    const Case c = sample_case(7, i, sp);
+    if (!c.is_op() && c.label_smoothing > 0 && c.regime == Regime::LARGE_LOGITS) ++liger_large;
+  }
+  EXPECT_GT(liger_large, 0);
+}
