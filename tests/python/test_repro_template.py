@@ -580,7 +580,8 @@ class Running(unittest.TestCase):
         m = load()
         for name, module in m.FLCE_SUBJECT_MODULES.items():
             self.assertEqual(registry.BUILTIN.get(name), module, name)
-        ported = {"aten-dtype-out", "torch-native", "liger", "cce"}  # the template's own copies (no flce_subjects needed)
+        # The template's own copies (no flce_subjects needed).
+        ported = {"aten-dtype-out", "torch-native", "liger", "cce"}
         self.assertEqual(set(registry.BUILTIN) - set(m.FLCE_SUBJECT_MODULES), ported)
 
     def test_plugin_rule(self):
