@@ -269,6 +269,18 @@ for r in rows[:12]:
 PY
   record "$subject-f$3" "$([[ $rc == 0 || $rc == 1 ]] && echo ok || echo FAIL)" "exit $rc; $(grep -E '^(campaign|throughput|graph conf|time to first)' "$2" | tr '\n' ' ')"
 }
+# Each finding's repro.py of campaign DIR on its own, as an upstream maintainer would; side by
+# side; their verdict lines appended to LOG.
+repros_alone() {  # repros_alone DIR LOG
+  local f
+  for f in "$1"/findings/*/repro.py; do
+    [[ -f $f ]] || continue
+    ( out=$(cd /tmp && timeout 120 env PYTHONPATH="$SITE" python3 "$f" 2>&1); rc=$?
+      printf '## %s\n%s\nrepro exit %s\n' "$f" "$(echo "$out" | grep -E '^(outcome|REPRODUCED|NOT REPRODUCED|SKIP|compiled|eager)' | cut -c1-300)" "$rc" ) >"$f.log" &
+  done
+  wait
+  cat "$1"/findings/*/repro.py.log >>"$2" 2>/dev/null
+}
 if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   C=/tmp/flce-campaign-liger
@@ -282,13 +294,7 @@ if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   campaign_run "$C" "$OUT/campaign.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}"
   kill "$SAMPLER" 2>/dev/null
   cat /tmp/gpu_apps.log >>"$OUT/campaign.log"
-  for f in "$C"/findings/*/repro.py; do  # each script on its own, as an upstream maintainer would; side by side
-    [[ -f $f ]] || continue
-    ( out=$(cd /tmp && timeout 120 env PYTHONPATH="$SITE" python3 "$f" 2>&1); rc=$?
-      printf '## %s\n%s\nrepro exit %s\n' "$f" "$(echo "$out" | grep -E '^(outcome|REPRODUCED|NOT REPRODUCED|SKIP|compiled|eager)' | cut -c1-300)" "$rc" ) >"$f.log" &
-  done
-  wait
-  cat "$C"/findings/*/repro.py.log >>"$OUT/campaign.log" 2>/dev/null
+  repros_alone "$C" "$OUT/campaign.log"
   # GNU tar's --exclude only applies to the operands after it. Worker logs stay out (large).
   tar -czf "$OUT/campaign.tgz" --exclude='*-inductor' --exclude='workers' -C /tmp flce-campaign-liger 2>/dev/null
   grep -E '^(campaign|throughput|graph conf|time to first|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/campaign.log" | cut -c1-220
@@ -304,13 +310,7 @@ if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   C=/tmp/flce-campaign-cce
   MIN=$(python3 -c "print(max(0.5, min(${FLCE_CCE_MIN:-3}, ($(left) - ${FLCE_MINIMIZE_S:-45} - 120) / 60)))")
   campaign_run "$C" "$OUT/cce.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}" cce
-  for f in "$C"/findings/*/repro.py; do
-    [[ -f $f ]] || continue
-    ( out=$(cd /tmp && timeout 120 env PYTHONPATH="$SITE" python3 "$f" 2>&1); rc=$?
-      printf '## %s\n%s\nrepro exit %s\n' "$f" "$(echo "$out" | grep -E '^(outcome|REPRODUCED|NOT REPRODUCED|SKIP|compiled|eager)' | cut -c1-300)" "$rc" ) >"$f.log" &
-  done
-  wait
-  cat "$C"/findings/*/repro.py.log >>"$OUT/cce.log" 2>/dev/null
+  repros_alone "$C" "$OUT/cce.log"
   # The findings and the reports only: the whole directory (workers' logs, caches) is over 16 MiB.
   (cd /tmp && tar -czf "$OUT/cce.tgz" --exclude='*-inductor' flce-campaign-cce/findings flce-campaign-cce/report.md \
      flce-campaign-cce/report.json flce-campaign-cce/cases.jsonl 2>/dev/null)
