@@ -189,6 +189,10 @@ std::vector<CaseError> validation_errors(const Case& c) {
   if (c.softcap)
     rule(std::isfinite(*c.softcap) && *c.softcap > 0.0, "softcap",
          "must be null or a finite number > 0, got " + fmt_num(*c.softcap));
+  rule(std::isfinite(c.grad_filter_eps) && c.grad_filter_eps >= 0.0 && c.grad_filter_eps < 1.0, "grad_filter_eps",
+       "must be in [0, 1), got " + fmt_num(c.grad_filter_eps));
+  rule(c.grad_filter_eps == 0.0 || c.kind == Kind::FLCE, "grad_filter_eps",
+       fmt::format("only meaningful for kind flce, got kind {}", name(c.kind)));
   rule(std::isfinite(c.grad_output), "grad_output", "must be finite, got " + fmt_num(c.grad_output));
   rule(!(c.requires_grad.bias && !c.bias), "requires_grad.bias", "must be false when bias is false");
   for (auto bt : c.extra_BT) rule(bt >= 1 && bt <= kMaxDim, "extra_BT", fmt::format("entries must be in [1, 2^31], got {}", bt));
@@ -266,6 +270,7 @@ std::string to_json(const Case& c, int indent) {
   j["extra_BT"] = c.extra_BT;
   j["regime"] = name(c.regime);
   j["semantics"] = name(c.semantics);
+  if (c.grad_filter_eps > 0) j["grad_filter_eps"] = c.grad_filter_eps;  // exact cases: absent
   j["seed"] = c.seed;
   return j.dump(indent);
 }
@@ -343,6 +348,7 @@ Case from_json(const std::string& text) {
   }
   r.enumeration("regime", kRegimes, c.regime);
   r.enumeration("semantics", kSemantics, c.semantics);
+  r.number("grad_filter_eps", c.grad_filter_eps);
   r.unsigned64("seed", c.seed);
   r.finish();
   validate(c);
@@ -408,7 +414,8 @@ CaseSize case_size(const Case& c) {
                   (c.return_predicted_tokens != d.return_predicted_tokens) +
                   (c.use_token_scaling != d.use_token_scaling) + (c.requires_grad != d.requires_grad) +
                   (c.autocast != d.autocast) + (c.compile != d.compile) + (c.extra_BT != d.extra_BT) +
-                  (c.regime != d.regime) + (c.semantics != d.semantics);
+                  (c.regime != d.regime) + (c.semantics != d.semantics) +
+                  (c.grad_filter_eps != d.grad_filter_eps);
   return s;
 }
 

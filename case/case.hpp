@@ -74,6 +74,10 @@ struct Case {
   std::vector<int64_t> extra_BT;  // BTs fed to the same compiled function before BT
   Regime regime = Regime::NORMAL;
   Semantics semantics = Semantics::LIGER;
+  // A declared approximation of the subject (its contract, judge/MATH.md "Declared
+  // approximations"): gradient entries (i, j) with |softmax_ij - onehot_ij| below this may be
+  // dropped (cut-cross-entropy's filter_eps). 0: exact, and the canonical JSON omits it.
+  double grad_filter_eps = 0.0;
   uint64_t seed = 0;
 
   bool operator==(const Case&) const = default;

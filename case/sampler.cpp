@@ -102,6 +102,11 @@ Case under_contract(Case c, const SampleSpace& sp) {
     if (c.weight_dtype == c.input_dtype) c.weight_dtype = d;
     c.input_dtype = d;
   }
+  if (!c.is_op()) {
+    auto f = sp.grad_filter_eps.find(c.input_dtype);
+    const bool here = sp.grad_filter_devices.empty() || sp.grad_filter_devices.count(c.device);
+    c.grad_filter_eps = f == sp.grad_filter_eps.end() || !here ? 0.0 : f->second;
+  }
   return c;
 }
 

@@ -3,6 +3,7 @@
 // stream: case k of seed s is always the same case).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,6 +42,10 @@ struct SampleSpace {
   // the case's own draw.
   std::optional<Semantics> semantics;
   std::set<DType> dtypes;
+  // Its declared gradient filter (contract `approximation`), per input dtype: the case's
+  // grad_filter_eps, so the judge allows what the filter may drop and says so. Empty: exact.
+  std::map<DType, double> grad_filter_eps;
+  std::set<Device> grad_filter_devices;  // where the subject filters (empty: every device)
 };
 
 // A case under a contract: its semantics set, its dtype moved into the supported ones (a pure

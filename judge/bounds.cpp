@@ -101,6 +101,11 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
   std::vector<double> gi_e(want_gi ? static_cast<size_t>(BT * H) : 0, 0), gi_m(gi_e.size(), 0);
   std::vector<double> gw_e(want_gw ? static_cast<size_t>(V * H) : 0, 0), gw_m(gw_e.size(), 0);
   std::vector<double> gb_e(want_gb ? static_cast<size_t>(V) : 0, 0), gb_m(gb_e.size(), 0);
+  // The declared gradient filter's allowance (MATH.md "Declared approximations"): what dropping
+  // every entry the filter may select could remove from each gradient element.
+  const double f_eps = c.grad_filter_eps;
+  std::vector<double> gi_a(f_eps > 0 ? gi_e.size() : 0, 0), gw_a(f_eps > 0 ? gw_e.size() : 0, 0),
+      gb_a(f_eps > 0 ? gb_e.size() : 0, 0), A(static_cast<size_t>(V), 0);
   std::vector<double> z(static_cast<size_t>(V)), cap(static_cast<size_t>(V)), dz(static_cast<size_t>(V));
   std::vector<double> E(static_cast<size_t>(V)), G(static_cast<size_t>(V));
   double ambiguous_acc = 0;
@@ -213,6 +218,11 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
                  scale * g_unscaled * d_chain + (uc + u_fold) * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
       G[static_cast<size_t>(j)] = g;
       E[static_cast<size_t>(j)] = e;
+      // The filter sees its own |p - onehot|, off the exact one by at most dp: an entry it may
+      // drop loses all of its computed value, at most |g| + e.
+      if (f_eps > 0)
+        A[static_cast<size_t>(j)] = std::fabs(p - (j == t)) < f_eps + dp ? std::fabs(g) + e : 0.0;
+      if (!gb_a.empty()) gb_a[static_cast<size_t>(j)] += A[static_cast<size_t>(j)];
       if (want_gb) {
         gb_e[static_cast<size_t>(j)] += e;
         gb_m[static_cast<size_t>(j)] += std::fabs(g);
@@ -220,16 +230,18 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     }
     for (int64_t j = 0; j < V; ++j) {
       const float* w = &in.w[static_cast<size_t>(j * H)];
-      const double e = E[static_cast<size_t>(j)], ag = std::fabs(G[static_cast<size_t>(j)]);
+      const double e = E[static_cast<size_t>(j)], ag = std::fabs(G[static_cast<size_t>(j)]), a = A[static_cast<size_t>(j)];
       if (want_gi)
         for (int64_t k = 0; k < H; ++k) {
           gi_e[static_cast<size_t>(i * H + k)] += e * std::fabs(w[k]);
           gi_m[static_cast<size_t>(i * H + k)] += ag * std::fabs(w[k]);
+          if (a > 0) gi_a[static_cast<size_t>(i * H + k)] += a * std::fabs(w[k]);
         }
       if (want_gw)
         for (int64_t k = 0; k < H; ++k) {
           gw_e[static_cast<size_t>(j * H + k)] += e * std::fabs(x[k]);
           gw_m[static_cast<size_t>(j * H + k)] += ag * std::fabs(x[k]);
+          if (a > 0) gw_a[static_cast<size_t>(j * H + k)] += a * std::fabs(x[k]);
         }
     }
   }
@@ -295,6 +307,11 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
   if (want_gb) {
     finish(gb_e, gb_m, static_cast<double>(BT), u_accw, c.weight_dtype);
     bd.elem["grad_bias"] = Tensor64{{V}, c.weight_dtype, std::move(gb_e)};
+  }
+  if (f_eps > 0) {
+    if (want_gi) bd.approx["grad_input"] = Tensor64{{BT, H}, c.input_dtype, std::move(gi_a)};
+    if (want_gw) bd.approx["grad_weight"] = Tensor64{{V, H}, c.weight_dtype, std::move(gw_a)};
+    if (want_gb) bd.approx["grad_bias"] = Tensor64{{V}, c.weight_dtype, std::move(gb_a)};
   }
   return bd;
 }

@@ -17,6 +17,10 @@ inline constexpr double kLambda = 6.0;
 
 struct Bounds {
   Outputs elem;  // per-element absolute error allowed, same names/shapes as golden
+  // A declared approximation's own allowance (Case::grad_filter_eps; MATH.md "Declared
+  // approximations"), per gradient element, on top of elem; empty for an exact case. An error
+  // within elem + approx but beyond elem is "approximation within its tolerance", never a pass.
+  Outputs approx;
   // predicted_tokens: indices whose logit is within the logit error of the max (ties under rounding)
   std::vector<std::vector<int64_t>> acceptable_predictions;
   int64_t ambiguous_tokens = 0;  // tokens with more than one acceptable prediction

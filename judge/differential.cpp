@@ -309,10 +309,13 @@ std::string report_table(const RunReport& r) {
       continue;
     }
     for (auto& v : o.verdict->outputs) {
+      const bool approx = v.finding == Flaw::OK && v.n_approximated > 0;
       s += fmt::format("{:<26} {:<12} {:<16} {:>10.3g} {:>10.3g} {:>9.2e} {:>11.3g} {:>9}  {}\n", oracle,
-                       v.finding == Flaw::OK ? "ok" : "FAIL:" + std::string(name(v.finding)), v.output, v.max_abs_err,
-                       v.max_ulp, v.rel_fro, v.worst_ratio, o.vs_eager >= 0 ? fmt::format("{:.3g}", o.vs_eager) : "-",
-                       v.detail);
+                       approx ? "approx" : v.finding == Flaw::OK ? "ok" : "FAIL:" + std::string(name(v.finding)), v.output,
+                       v.max_abs_err, v.max_ulp, v.rel_fro, v.worst_ratio, o.vs_eager >= 0 ? fmt::format("{:.3g}", o.vs_eager) : "-",
+                       approx ? fmt::format("within the declared approximation: {} elements beyond the exact bound "
+                                            "(up to {:.3g}x), none beyond its allowance", v.n_approximated, v.approx_ratio)
+                              : v.detail);
       oracle = "";
     }
   }
@@ -326,6 +329,9 @@ std::string report_table(const RunReport& r) {
                                          : "");
   }
   s += "outcome: " + r.outcome + "\n";
+  if (r.c.grad_filter_eps > 0)
+    s += fmt::format("declared approximation: gradient entries with |softmax - onehot| < {:.3g} may be dropped "
+                     "(judge/MATH.md, \"Declared approximations\")\n", r.c.grad_filter_eps);
   return s;
 }
 
@@ -371,6 +377,8 @@ nlohmann::ordered_json report_json(const RunReport& r) {
         outs.push_back({{"output", v.output}, {"finding", name(v.finding)}, {"dtype", dtype_name(v.dtype)},
                         {"max_abs_err", v.max_abs_err}, {"max_ulp", v.max_ulp}, {"rel_fro", v.rel_fro},
                         {"err_over_bound", v.worst_ratio}, {"bound_at_worst", v.bound_at_worst}, {"detail", v.detail}});
+        if (v.n_approximated)  // within the declared approximation only (Bounds::approx)
+          outs.back()["approximated"] = {{"elements", v.n_approximated}, {"err_over_exact_bound", v.approx_ratio}};
         for (auto& b : r.blames)
           if (b.oracle == o.oracle && b.output == v.output) add_blame(outs.back(), b);
       }
@@ -388,6 +396,13 @@ nlohmann::ordered_json report_json(const RunReport& r) {
     oracles.push_back(oj);
   }
   j["oracles"] = oracles;
+  // Outputs that pass only by the subject's declared approximation: "<oracle>:<output>".
+  auto approx = nlohmann::ordered_json::array();
+  for (auto& o : r.oracles)
+    if (o.verdict && o.verdict->approximated())
+      for (auto& v : o.verdict->outputs)
+        if (v.n_approximated) approx.push_back(o.oracle + ":" + v.output);
+  if (!approx.empty()) j["approximated"] = approx;
   auto lad = nlohmann::ordered_json::array();
   for (auto& st : r.ladder) lad.push_back({{"backend", st.backend}, {"pass", st.pass}, {"what", st.what}});
   j["ladder"] = lad;

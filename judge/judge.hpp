@@ -33,6 +33,10 @@ struct OutputVerdict {
   double worst_ratio = 0;   // max over elements of err / bound (<= 1 passes)
   double bound_at_worst = 0;
   int64_t worst_index = -1, n_out_of_bounds = 0, nonfinite_mismatches = 0;
+  // Elements beyond the exact bound but within the declared approximation's allowance
+  // (Bounds::approx): not a finding, and not a plain pass either; the largest err / exact bound.
+  int64_t n_approximated = 0;
+  double approx_ratio = 0;
   // The oracle's and the fp64 golden's value at worst_index (NaN when there is none): what an
   // upstream report quotes as observed vs expected.
   double got_at_worst = std::numeric_limits<double>::quiet_NaN(), golden_at_worst = got_at_worst;
@@ -44,6 +48,8 @@ struct OracleVerdict {
   bool pass() const;
   double worst_ratio() const;
   const OutputVerdict* first_failure() const;
+  // Passes only thanks to the declared approximation (some output has n_approximated > 0).
+  bool approximated() const;
 };
 
 struct JudgeOptions {

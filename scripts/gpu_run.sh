@@ -19,7 +19,8 @@
 #   Campaign: FLCE_CAMPAIGN_MIN (2), FLCE_CAMPAIGN_WORKERS (4 per GPU), FLCE_CAMPAIGN_FAMILY (32),
 #     FLCE_CAMPAIGN_SEED (11), FLCE_CAMPAIGN_CORPUS (none: from an empty corpus), FLCE_MINIMIZE_S (45),
 #     FLCE_CAMPAIGN_FAMILY2 / FLCE_CAMPAIGN2_MIN (a second campaign, other family size, 1.5 min)
-#   cce: a campaign against cut-cross-entropy (`--subject cce`), FLCE_CCE_MIN (3) minutes, same knobs
+#   cce: a campaign against cut-cross-entropy (`--subject cce`), FLCE_CCE_MIN (3) minutes, same knobs;
+#     FLCE_CCE_SUBJECT=cce-default runs the library's default gradient filter (a declared approximation)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -309,7 +310,7 @@ if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   C=/tmp/flce-campaign-cce
   MIN=$(python3 -c "print(max(0.5, min(${FLCE_CCE_MIN:-3}, ($(left) - ${FLCE_MINIMIZE_S:-45} - 120) / 60)))")
-  campaign_run "$C" "$OUT/cce.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}" cce
+  campaign_run "$C" "$OUT/cce.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}" "${FLCE_CCE_SUBJECT:-cce}"
   repros_alone "$C" "$OUT/cce.log"
   # The findings and the reports only: the whole directory (workers' logs, caches) is over 16 MiB.
   (cd /tmp && tar -czf "$OUT/cce.tgz" --exclude='*-inductor' flce-campaign-cce/findings flce-campaign-cce/report.md \
@@ -333,6 +334,7 @@ if want conformance && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
   rc=$?
   cp "$C/report.md" "$OUT/conformance.md" 2>/dev/null
   cp "$C/conformance.json" "$OUT/conformance.json" 2>/dev/null
+  for d in "$C"/*/; do cp "$d/report.md" "$OUT/conformance-$(basename "$d").md" 2>/dev/null; done  # each subject's campaign
   record conformance "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; $MIN min per subject (conformance.md)"
 fi
 

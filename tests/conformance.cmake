@@ -3,11 +3,14 @@
 #              (model-bug-drop-chunk: the model's contract, the last chunk's gradient dropped)
 #              on eager lanes; every cell filled, the planted column shows its finding and the
 #              model's none, cce's bias=on says unsupported and why, the pairs are compared.
+#   approximation: a declared gradient filter (model-approx-filter) is "approximation within its
+#              tolerance", never a finding or a plain pass; the same promise broken eightfold
+#              (model-bug-filter-overreach) is a finding; the campaign report has its own section.
 #   bad_input: an unknown subject is exit 2 naming --subjects, and an earlier table stays.
 # Included from tests/CMakeLists.txt, this file registers the tests; run with -P -DPART=<name>
 # it is the test itself.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(part table bad_input)
+  foreach(part table approximation bad_input)
     add_test(NAME conformance_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce>
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/conformance_${part} -DPART=${part} -P ${CMAKE_CURRENT_LIST_FILE})
     set_tests_properties(conformance_${part} PROPERTIES LABELS "python" TIMEOUT 300)
@@ -112,6 +115,25 @@ if(PART STREQUAL "table")
     endif()
   endforeach()
   require("report.md does not say what is compared" md MATCHES "bound_a \\+ bound_b")
+elseif(PART STREQUAL "approximation")
+  execute_process(COMMAND ${FLCE} conformance --subjects model-approx-filter,model-bug-filter-overreach --minutes 2
+                          --max-cases 8 --lanes eager --workers 1 --seed 3 --out ${WORK}/out
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "flce conformance: exit ${rc}\n${out}")
+  require("exit ${rc}, expected 0\n${err}" rc EQUAL 0)
+  file(READ ${WORK}/out/conformance.json tj)
+  cell("${tj}" kind=flce model-approx-filter)
+  require("the declared filter: ${CELL_KIND} (${CELL_TEXT})" CELL_KIND STREQUAL "approximation")
+  require("the declared filter's cell: ${CELL_TEXT}" CELL_TEXT MATCHES "^approximation within its tolerance \\([0-9]+ cases?\\)")
+  cell("${tj}" kind=flce model-bug-filter-overreach)
+  require("the overreaching filter: ${CELL_KIND} (${CELL_TEXT})" CELL_KIND STREQUAL "finding")
+  file(GLOB reports ${WORK}/out/*approx-filter*/report.md)
+  list(LENGTH reports nrep)
+  require("no campaign report of model-approx-filter under ${WORK}/out" nrep EQUAL 1)
+  file(READ ${reports} md)
+  require("its report has no approximation section" md MATCHES "## Approximations within their declared tolerance")
+  require("its report lists findings" md MATCHES "No findings\\.")
+  require("no grad_weight row" md MATCHES "`eager:grad_weight` \\| [1-9]")
 elseif(PART STREQUAL "bad_input")
   file(MAKE_DIRECTORY ${WORK}/out)
   file(WRITE ${WORK}/out/report.md "an earlier table\n")

@@ -223,6 +223,8 @@ SampleSpace Campaign::sample_space() const {
   sp.without = lacks_;  // what the subject's callable lacks is never drawn
   sp.semantics = semantics_;  // what it promises (its contract), never Liger's by default
   sp.dtypes = dtypes_;
+  sp.grad_filter_eps = grad_filter_eps_;
+  sp.grad_filter_devices = grad_filter_devices_;
   return sp;
 }
 
@@ -295,6 +297,14 @@ void Campaign::record(const Ticket& t, const std::string& subject_outcome, const
   ++st_.cases_done;
   ++cases_this_run_;
   ++st_.outcomes[outcome];
+  if (outcome == "pass")  // passes that needed the declared approximation: counted apart
+    for (auto& o : report.value("oracles", nlohmann::json::array()))
+      for (auto& out : o.value("outputs", nlohmann::json::array()))
+        if (out.contains("approximated")) {
+          auto& a = st_.approximated[o.value("oracle", "?") + ":" + out.value("output", "?")];
+          ++a.cases;
+          a.worst_over_exact = std::max(a.worst_over_exact, out["approximated"].value("err_over_exact_bound", 0.0));
+        }
   if (t.lane == Lane::COMPILED && st_.graphs.insert(t.graph).second) ++graphs_this_run_;
   if (t.sample && t.lane == Lane::EAGER) {
     st_.eager_seeds[t.sample->first].mark(t.sample->second);
@@ -346,6 +356,7 @@ void Campaign::record(const Ticket& t, const std::string& subject_outcome, const
   for (auto& o : report.value("oracles", nlohmann::json::array()))
     if (o.contains("wall_ms")) jl["ms"][o.value("oracle", "?")] = std::lround(o["wall_ms"].get<double>());
   if (report.value("ladder_memoized", false)) jl["ladder_memoized"] = true;
+  if (outcome == "pass" && report.contains("approximated")) jl["approximated"] = report["approximated"];
   if (t.dynamic) jl["dynamic"] = true;
   // What flce conformance reads back: the case's field values, its finding, its inputs and loss.
   jl["cells"] = t.cells;
@@ -410,6 +421,15 @@ void Campaign::learn_capabilities(const nlohmann::json& caps) {
     semantics_ = parse_semantics(contract.value("semantics", "liger"));
     for (auto& d : contract.value("dtypes", nlohmann::json::array()))
       if (auto dt = d.is_string() ? parse_dtype(d.get<std::string>()) : std::nullopt) dtypes_.insert(*dt);
+    // A declared gradient filter (contract.py has checked its form): eps per input dtype.
+    const auto approx = contract.value("approximation", nlohmann::json());
+    const auto eps_by_dtype = approx.is_object() && approx.value("name", "") == "grad_filter"
+                                  ? approx.value("eps", nlohmann::json::object()) : nlohmann::json::object();
+    if (eps_by_dtype.is_object())
+      for (auto& [d, eps] : eps_by_dtype.items())
+        if (auto dt = parse_dtype(d); dt && eps.is_number()) grad_filter_eps_[*dt] = eps.get<double>();
+    const auto devices = approx.is_object() ? approx.value("devices", nlohmann::json::array()) : nlohmann::json::array();
+    for (auto& d : devices) grad_filter_devices_.insert(d == "cuda" ? Device::CUDA : Device::CPU);
   }
   if (st_.capabilities != c) {
     st_.capabilities = c;

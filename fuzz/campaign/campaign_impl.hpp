@@ -269,6 +269,8 @@ class Campaign {
   std::set<std::string> lacks_;     // parameters the subject lacks (its workers' capabilities)
   std::optional<Semantics> semantics_;  // its contract's (unset: none declared, liger)
   std::set<DType> dtypes_;              // its contract's input dtypes (empty: all)
+  std::map<DType, double> grad_filter_eps_;  // its contract's declared gradient filter (empty: exact)
+  std::set<Device> grad_filter_devices_;     // ... on these devices (empty: all)
   std::vector<Slot> slots_;
   Clock::time_point t0_ = Clock::now(), last_progress_{};
   double elapsed_before_ = 0;

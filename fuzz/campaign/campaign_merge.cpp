@@ -235,6 +235,10 @@ MergeResult merge_campaigns(const MergeOptions& o) {
     if (st.first_finding_s && (!m.first_finding_s || *st.first_finding_s < *m.first_finding_s))
       m.first_finding_s = st.first_finding_s;
     for (auto& [k, n] : st.outcomes) m.outcomes[k] += n;
+    for (auto& [k, a] : st.approximated) {
+      m.approximated[k].cases += a.cases;
+      m.approximated[k].worst_over_exact = std::max(m.approximated[k].worst_over_exact, a.worst_over_exact);
+    }
     m.corpus_done.insert(st.corpus_done.begin(), st.corpus_done.end());
     m.graphs.insert(st.graphs.begin(), st.graphs.end());
     m.coverage.merge(st.coverage);

@@ -280,6 +280,22 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   if (!st.unusable.empty())
     totals.row({"stopped", "**subject unusable**: " + st.unusable + " (exit 2; rerun the same command once fixed)"});
   md.add(totals);
+  if (!st.approximated.empty()) {
+    // Passes that needed the subject's declared approximation: neither a plain pass nor a
+    // finding (judge/MATH.md, "Declared approximations").
+    const auto contract = st.capabilities.value("contract", nlohmann::json());
+    const auto approx = contract.is_object() ? contract.value("approximation", nlohmann::json()) : nlohmann::json();
+    md.heading(2, "Approximations within their declared tolerance");
+    md.paragraph(fmt::format("The subject declares {}; these cases exceed the exact bound and stay within the "
+                             "allowance derived for it, so they are not findings.",
+                             approx.is_object() ? fmt::format("`{}` ({})", approx.value("name", "?"),
+                                                              approx.value("source", "no source given"))
+                                                : std::string("an approximation")));
+    Table t{{"oracle:output", "cases", "worst err / exact bound"}, {}};
+    for (auto& [k, a] : st.approximated)
+      t.row({md_code(k), std::to_string(a.cases), fmt::format("{:.3g}", a.worst_over_exact)});
+    md.add(t);
+  }
   if (!st.lanes.empty()) {
     // Where each lane's time went: the sums of RunTiming over its cases (worker-side clocks;
     // workers run side by side, so a lane's sums can exceed the wall time).
@@ -427,6 +443,9 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   j["capabilities"] = st.capabilities;
   j["unsupported_by_subject"] = {{"cases", unsupported_by_subject(st)}, {"by_param", unsupported_by_param(st)}};
   j["outcomes"] = st.outcomes;
+  auto aj = nlohmann::ordered_json::object();
+  for (auto& [k, a] : st.approximated) aj[k] = {{"cases", a.cases}, {"worst_over_exact", a.worst_over_exact}};
+  j["approximated"] = aj;
   j["coverage"] = coverage_report_json(st.coverage);
   auto ex = nlohmann::ordered_json::object();
   for (auto& [cell, why] : st.explained.explained())

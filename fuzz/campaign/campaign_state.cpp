@@ -98,6 +98,7 @@ nlohmann::ordered_json CampaignState::to_json() const {
   if (!compile_failures.empty()) j["compile_failures"] = compile_failures;
   j["corpus_done"] = corpus_done;
   j["outcomes"] = outcomes;
+  for (auto& [k, a] : approximated) j["approximated"][k] = {{"cases", a.cases}, {"worst_over_exact", a.worst_over_exact}};
   j["graphs"] = graphs;
   j["families_retired"] = families_retired;
   j["cases_retired"] = cases_retired;
@@ -173,6 +174,11 @@ CampaignState CampaignState::from_json(const nlohmann::json& j) {
     for (auto& [k, l] : s.ladders) s.compile_failures[k] = l.sightings();
   s.corpus_done = j.at("corpus_done").get<std::set<std::string>>();
   for (auto& [o, n] : j.at("outcomes").items()) s.outcomes[o] = integer_of<int64_t>(n, "outcomes." + o);
+  if (j.contains("approximated") && j["approximated"].is_object())
+    for (auto& [k, v] : j["approximated"].items())
+      if (v.is_object())
+        s.approximated[k] = {integer_at<int64_t>(v, "cases", int64_t{0}),
+                             v.value("worst_over_exact", 0.0)};
   if (j.contains("graphs")) s.graphs = j.at("graphs").get<std::set<std::string>>();
   s.families_retired = integer_at<int64_t>(j, "families_retired", int64_t{0});
   s.cases_retired = integer_at<int64_t>(j, "cases_retired", int64_t{0});

@@ -51,6 +51,14 @@ struct CampaignState {
   double elapsed_s = 0;  // time spent running, summed over resumed runs
   std::optional<double> first_finding_s;
   std::map<std::string, int64_t> outcomes;  // every outcome signature, findings or not
+  // Passing cases that needed the subject's declared approximation (its contract), per
+  // "<oracle>:<output>": how many, and the largest err / exact bound among them. Not findings;
+  // the report gives them their own section.
+  struct Approximated {
+    int64_t cases = 0;
+    double worst_over_exact = 0;
+  };
+  std::map<std::string, Approximated> approximated;
   // Distinct compiled-graph configurations run (short hashes of sampler.hpp's graph_key):
   // cases/min alone would hide a campaign that only feeds new values to old graphs.
   std::set<std::string> graphs;

@@ -68,10 +68,16 @@ def _recompile_room():
     return cfg.patch(**{k: v for k, v in wanted.items() if hasattr(cfg, k)})
 
 
-def flce(x, w, target, *, ignore_index=-100, reduction="mean", softcap=None):
-    impl = "cce" if x.is_cuda else "torch_compile"
-    paths.note(impl)
-    with _recompile_room():
-        loss = _lib().linear_cross_entropy(x, w, target, ignore_index=ignore_index, softcap=softcap,
-                                           reduction=reduction, filter_eps=None, impl=impl)
-    return loss, None, None, None
+def calling(filter_eps):
+    """The subject's callable with this filter_eps (None: exact; "high": the library default)."""
+    def flce(x, w, target, *, ignore_index=-100, reduction="mean", softcap=None):
+        impl = "cce" if x.is_cuda else "torch_compile"
+        paths.note(impl)
+        with _recompile_room():
+            loss = _lib().linear_cross_entropy(x, w, target, ignore_index=ignore_index, softcap=softcap,
+                                               reduction=reduction, filter_eps=filter_eps, impl=impl)
+        return loss, None, None, None
+    return flce
+
+
+flce = calling(None)

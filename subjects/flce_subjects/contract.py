@@ -10,6 +10,13 @@ A subject module (or plug-in object) declares `CONTRACT`, a dict, or `contract()
              never drawn. Default: whatever its callable's signature takes.
   dtypes     input dtypes it supports ("bf16", "fp16", "fp32"); default all three.
   source     where the contract comes from: the documentation or the reference path it follows.
+  approximation
+             a documented approximation, judged against its own derived tolerance (judge/MATH.md,
+             "Declared approximations") and reported apart, never as a pass or a finding. flce
+             derives one kind: {"name": "grad_filter", "eps": {"bf16": e, ...}, "source": "..."}:
+             gradient entries (i, j) with |softmax_ij - onehot_ij| < eps (per input dtype) may be
+             dropped, as cut-cross-entropy's filter_eps does; "devices": ["cuda"] where only that
+             device's path filters (its other paths are then judged exact).
 
 A contract is what the implementation documents and what its own reference path does, never
 what its output happens to be. By-design limits beyond these (an option pair it refuses) stay in
@@ -20,7 +27,8 @@ from . import params
 
 SEMANTICS = ("liger", "torch", "torch-fp32")
 DTYPES = ("bf16", "fp16", "fp32")
-FIELDS = ("semantics", "params", "dtypes", "source")
+FIELDS = ("semantics", "params", "dtypes", "source", "approximation")
+APPROXIMATIONS = ("grad_filter",)
 
 
 class ContractError(ValueError):
@@ -57,4 +65,26 @@ def check(c):
         raise ContractError("contract.dtypes: must name at least one dtype")
     if "source" in c and not isinstance(c["source"], str):
         raise ContractError(f"contract.source: must be a string, got {c['source']!r}")
+    if "approximation" in c:
+        _check_approximation(c["approximation"])
     return {k: list(v) if isinstance(v, tuple) else v for k, v in c.items()}
+
+
+def _check_approximation(a):
+    if not isinstance(a, dict) or a.get("name") not in APPROXIMATIONS:
+        raise ContractError(f"contract.approximation.name: must be one of {', '.join(APPROXIMATIONS)}, got "
+                            f"{a.get('name') if isinstance(a, dict) else a!r}")
+    eps = a.get("eps")
+    if not isinstance(eps, dict) or not eps:
+        raise ContractError(f"contract.approximation.eps: must map input dtypes to a threshold, got {eps!r}")
+    for d, e in eps.items():
+        if d not in DTYPES:
+            raise ContractError(f"contract.approximation.eps: keys must be drawn from {', '.join(DTYPES)}, got {d!r}")
+        if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0 < e < 1:
+            raise ContractError(f"contract.approximation.eps.{d}: must be a number in (0, 1), got {e!r}")
+    devices = a.get("devices", ["cpu", "cuda"])
+    if not isinstance(devices, list) or not devices or any(d not in ("cpu", "cuda") for d in devices):
+        raise ContractError(f"contract.approximation.devices: must be a list drawn from cpu, cuda, got {devices!r}")
+    for key in a:
+        if key not in ("name", "eps", "devices", "source"):
+            raise ContractError(f"contract.approximation.{key}: unknown field (known: name, eps, devices, source)")

@@ -41,6 +41,7 @@ class Variant:
     grad_input_unguarded: bool = False  # planted bug: grad_input written even when x needs no grad
     gw_scale_softcap: float = 1.0  # planted bug: grad_weight's chunk term scaled by this under softcap
     gw_scale_smoothing: float = 1.0  # planted bug: likewise under label smoothing
+    grad_filter: float = 0.0  # drop gradient entries with |p - onehot| below it (cut-cross-entropy's filter)
 
 
 BASE = Variant()
@@ -179,6 +180,8 @@ def ce_rows(logits, target, ce_weight, o, t, want_grad, variant):
         g = g + gz
     if o.softcap is not None:
         g = g * (1 - th * th)
+    if variant.grad_filter > 0:  # entry by entry (cce skips whole blocks: a subset of these)
+        g = torch.where((p - onehot).abs() < variant.grad_filter, torch.zeros_like(g), g)
     g = torch.where(mask.unsqueeze(-1), g, torch.zeros_like(g))
     return loss, z, acc, pred, g
 

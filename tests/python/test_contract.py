@@ -25,6 +25,14 @@ class ContractCheck(unittest.TestCase):
             ({"semantics": "torch", "dtypes": []}, "contract.dtypes"),
             ({"semantics": "torch", "source": 3}, "contract.source"),
             ({"semantics": "torch", "tolerance": 1e-3}, "contract.tolerance: unknown field"),
+            ({"semantics": "torch", "approximation": {"name": "rounding"}}, "contract.approximation.name"),
+            ({"semantics": "torch", "approximation": {"name": "grad_filter"}}, "contract.approximation.eps"),
+            ({"semantics": "torch", "approximation": {"name": "grad_filter", "eps": {"fp8": 0.1}}},
+             "contract.approximation.eps"),
+            ({"semantics": "torch", "approximation": {"name": "grad_filter", "eps": {"bf16": 2.0}}},
+             "contract.approximation.eps.bf16"),
+            ({"semantics": "torch", "approximation": {"name": "grad_filter", "eps": {"bf16": 0.1}, "tol": 1}},
+             "contract.approximation.tol: unknown field"),
         ]
         for declared, field in bad:
             with self.subTest(declared=declared):
@@ -47,6 +55,13 @@ class BuiltinContracts(unittest.TestCase):
         self.assertEqual(semantics["cce"], "torch-fp32")
         self.assertEqual(semantics["liger"], "liger")
         self.assertEqual(semantics["model"], "liger")
+        # cut-cross-entropy's library default filters gradients: declared, with its eps per dtype
+        # (cut_cross_entropy/utils.py _handle_eps: finfo(dtype).eps / 32).
+        filt = registry.load("cce-default").contract["approximation"]
+        self.assertEqual(filt["name"], "grad_filter")
+        self.assertEqual(filt["eps"]["bf16"], torch.finfo(torch.bfloat16).eps / 32)
+        self.assertEqual(filt["eps"]["fp16"], torch.finfo(torch.float16).eps / 32)
+        self.assertNotIn("approximation", registry.load("cce").contract)
 
     def test_capabilities_carry_the_contract_and_drop_what_it_does_not_promise(self):
         caps = host_api.capabilities("cce")
