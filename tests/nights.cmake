@@ -1,0 +1,184 @@
+# Nights (issue #40, docs/nights.md): a findings store across campaigns, progression and the
+# night's report. Included from tests/CMakeLists.txt this registers the tests; with -P -DPART=...
+# it is the test:
+#   three    three nights of a planted plug-in tree: night 1 finds its bug (exit 1, New); night 2's
+#            tree has it fixed (Fixed, nothing new, exit 0); night 3 brings another bug (only that
+#            one New, exit 1; the first still fixed). Then the store's pins, triage, and two
+#            writers recording into one store at once, ten times: both findings, no corruption.
+#   refused  a store of another subject (exit 2 naming both), not a store, bad triage input.
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  foreach(part three refused)
+    add_test(NAME nights_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
+             -DPY=${FLCE_PYTHON} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/nights_${part} -DPART=${part}
+             -P ${CMAKE_CURRENT_LIST_FILE})
+    set_tests_properties(nights_${part} PROPERTIES LABELS "python" TIMEOUT 400)
+  endforeach()
+  return()
+endif()
+
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/empty)
+set(DB ${WORK}/nights.db)
+
+function(require cond_text)
+  if(NOT (${ARGN}))
+    message(FATAL_ERROR "${cond_text}")
+  endif()
+endfunction()
+
+# A plug-in tree: module plugnight, flce's model with the planted bug `bug` (model.Variant's
+# fields; "" none). Three trees, three content identities.
+function(plug_tree dir bug)
+  file(WRITE ${dir}/plugnight.py "from flce_subjects import model\n\n"
+       "CONTRACT = model.CONTRACT\n"
+       "VARIANT = model.Variant(name='plug-night'${bug})\n"
+       "flce = model.subject(VARIANT)\n"
+       "supports = model.supports\n\n\n"
+       "def version():\n    return 'plugnight (planted)'\n")
+endfunction()
+
+# One night: sets rc, rj (report.json), NEW, FIXED, OPEN (the night section's keys, ;-lists).
+function(night label tree)
+  execute_process(COMMAND ${FLCE} campaign --minutes 1 --max-cases 400 --out ${WORK}/${label} --corpus ${WORK}/empty
+                          --subject plugnight --subject-path ${tree} --lanes eager=1 --analysis-workers 1 --seed 1
+                          --candidates 1 --minimize-s 0 --grace-s 30 --stop-after-findings 1 --quiet
+                          --store ${DB} --night ${label} ${ARGN}
+                  RESULT_VARIABLE r OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "night ${label}: exit ${r}\n${out}")
+  require("night ${label}: no report.json (exit ${r})\n${err}" EXISTS ${WORK}/${label}/report.json)
+  file(READ ${WORK}/${label}/report.json j)
+  foreach(section new fixed still_open fixed_earlier)
+    set(keys "")
+    string(JSON n LENGTH "${j}" night ${section})
+    if(n GREATER 0)
+      math(EXPR last "${n} - 1")
+      foreach(i RANGE ${last})
+        string(JSON k GET "${j}" night ${section} ${i} key)
+        list(APPEND keys "${k}")
+      endforeach()
+    endif()
+    string(TOUPPER ${section} S)
+    set(${S} "${keys}" PARENT_SCOPE)
+  endforeach()
+  file(READ ${WORK}/${label}/report.md md)
+  set(md "${md}" PARENT_SCOPE)
+  set(rc ${r} PARENT_SCOPE)
+  set(rj "${j}" PARENT_SCOPE)
+  set(log "${out}\n${err}" PARENT_SCOPE)
+endfunction()
+
+function(flce_cmd)  # sets rc, out, err
+  execute_process(COMMAND ${FLCE} ${ARGN} RESULT_VARIABLE r OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  message(STATUS "flce ${ARGN}: exit ${r}\n${o}${e}")
+  set(rc ${r} PARENT_SCOPE)
+  set(out "${o}" PARENT_SCOPE)
+  set(err "${e}" PARENT_SCOPE)
+endfunction()
+
+if(PART STREQUAL "three")
+  plug_tree(${WORK}/tree1 ", gw_scale_softcap=2.0")
+  plug_tree(${WORK}/tree2 "")
+  plug_tree(${WORK}/tree3 ", gw_scale_smoothing=2.0")
+  string(TIMESTAMP t0 "%s")
+
+  night(n1 ${WORK}/tree1)
+  require("night 1: exit ${rc}, want 1 (its bug is new)\n${log}" rc EQUAL 1)
+  list(LENGTH NEW nn)
+  require("night 1: want one New finding under softcap, got '${NEW}'" nn EQUAL 1 AND NEW MATCHES "softcap")
+  set(first "${NEW}")
+  require("night 1: report.md does not open with the night's sections" md MATCHES "^# [^\n]*\n\n## Night n1: 1 new")
+  string(JSON identity1 GET "${rj}" night identity)
+  require("night 1: identity '${identity1}' is not a tree's" identity1 MATCHES "^tree [0-9a-f]+ ")
+
+  night(n2 ${WORK}/tree2)
+  require("night 2: exit ${rc}, want 0 (its bug fixed, nothing new)\n${log}" rc EQUAL 0)
+  require("night 2: want nothing New, got '${NEW}'" "${NEW}" STREQUAL "")
+  require("night 2: want '${first}' Fixed, got '${FIXED}' (still open: '${STILL_OPEN}')" "${FIXED}" STREQUAL "${first}")
+  require("night 2: report.md has no Fixed section naming it" md MATCHES "### Fixed \\(1\\)")
+  string(JSON identity2 GET "${rj}" night identity)
+  require("night 2: the fixed tree has night 1's identity '${identity1}'" NOT identity2 STREQUAL identity1)
+  string(JSON fixed_on GET "${rj}" night fixed 0 fixed_identity)
+  require("night 2: fixed on '${fixed_on}', want tonight's '${identity2}'" fixed_on STREQUAL identity2)
+
+  night(n3 ${WORK}/tree3)
+  require("night 3: exit ${rc}, want 1 (another bug is new)\n${log}" rc EQUAL 1)
+  list(LENGTH NEW nn)
+  require("night 3: want one New finding under label smoothing, got '${NEW}'"
+          nn EQUAL 1 AND NEW MATCHES "smoothing" AND NOT NEW MATCHES "softcap")
+  require("night 3: '${first}' should stay fixed (fixed earlier: '${FIXED_EARLIER}')" "${FIXED_EARLIER}" STREQUAL "${first}")
+  require("night 3: nothing was fixed tonight, got '${FIXED}'" "${FIXED}" STREQUAL "")
+  string(TIMESTAMP t1 "%s")
+  math(EXPR nights_s "${t1} - ${t0}")
+  message(STATUS "three nights in ${nights_s} s")
+
+  flce_cmd(store list ${DB} --json)
+  require("store list: exit ${rc}" rc EQUAL 0)
+  string(JSON nf LENGTH "${out}" findings)
+  string(JSON nn LENGTH "${out}" nights)
+  require("store list: want 2 findings over 3 nights, got ${nf} over ${nn}" nf EQUAL 2 AND nn EQUAL 3)
+  foreach(i 0 1)
+    string(JSON key GET "${out}" findings ${i} key)
+    string(JSON state GET "${out}" findings ${i} state)
+    string(JSON fixed_night GET "${out}" findings ${i} fixed_night)
+    string(JSON first_night GET "${out}" findings ${i} first_night)
+    string(JSON id GET "${out}" findings ${i} id)
+    if(key STREQUAL first)
+      require("store: ${key} is ${state} since '${fixed_night}', want fixed since n2"
+              state STREQUAL "fixed" AND fixed_night STREQUAL "n2" AND first_night STREQUAL "n1")
+    else()
+      require("store: ${key} is ${state}, first night ${first_night}; want new, n3" state STREQUAL "new" AND first_night STREQUAL "n3")
+      set(open_id ${id})
+    endif()
+  endforeach()
+
+  # Triage, then the pins the store implies: flce reads them back as a known list.
+  flce_cmd(triage ${DB} ${open_id} --state triaged --link https://example.org/issues/1 --owner ana)
+  require("triage: exit ${rc}" rc EQUAL 0 AND out MATCHES "triaged")
+  flce_cmd(store export ${DB} -o ${WORK}/pins/expectations.json)
+  require("store export: exit ${rc}" rc EQUAL 0 AND out MATCHES "^2 pins")
+  flce_cmd(replay ${WORK}/pins/expectations.json --expected --json --subject-path ${WORK}/tree3)
+  require("the exported pins do not load: exit ${rc}" rc EQUAL 0)
+  require("the exported pins: want the open one's outcome and the fixed one's pass:\n${out}"
+          out MATCHES "\"expected\":\"pass\"" AND out MATCHES "\"expected\":\"judge:")
+
+  # Two writers at once (execute_process runs its COMMANDs side by side), ten rounds, each into a
+  # fresh store: both findings present, the file whole.
+  foreach(round RANGE 1 10)
+    set(S ${WORK}/shards-${round}.db)
+    execute_process(COMMAND ${FLCE} store record ${S} ${WORK}/n1 --night s
+                    COMMAND ${FLCE} store record ${S} ${WORK}/n3 --night s
+                    RESULTS_VARIABLE rcs OUTPUT_VARIABLE o ERROR_VARIABLE e)
+    require("round ${round}: exits ${rcs}\n${o}${e}" "${rcs}" STREQUAL "0;0")
+    execute_process(COMMAND ${FLCE} store list ${S} --json RESULT_VARIABLE r OUTPUT_VARIABLE o ERROR_VARIABLE e)
+    require("round ${round}: store list exit ${r}: ${e}" r EQUAL 0)
+    string(JSON nf LENGTH "${o}" findings)
+    string(JSON nn LENGTH "${o}" nights)
+    require("round ${round}: want 2 findings and 2 records, got ${nf} and ${nn}" nf EQUAL 2 AND nn EQUAL 2)
+    execute_process(COMMAND ${PY} -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])" ${S}
+                    OUTPUT_VARIABLE ok OUTPUT_STRIP_TRAILING_WHITESPACE)
+    require("round ${round}: integrity_check says '${ok}'" ok STREQUAL "ok")
+  endforeach()
+elseif(PART STREQUAL "refused")
+  plug_tree(${WORK}/tree ", gw_scale_softcap=2.0")
+  file(COPY ${SRC}/tests/data/nights/report.json DESTINATION ${WORK}/done)
+  flce_cmd(store record ${DB} ${WORK}/done --night n0)
+  require("store record: exit ${rc}" rc EQUAL 0)
+  # Another subject's store: refused before anything runs, naming both subjects.
+  flce_cmd(campaign --minutes 1 --out ${WORK}/other --subject model --store ${DB})
+  require("another subject's store: exit ${rc}, want 2 naming both subjects: ${err}"
+          rc EQUAL 2 AND err MATCHES "subject 'plugnight'" AND err MATCHES "--subject 'model'")
+  require("another subject's store: the campaign ran" NOT EXISTS ${WORK}/other/state.json)
+  file(WRITE ${WORK}/not-a-store.db "hello, not SQLite\n")
+  flce_cmd(store list ${WORK}/not-a-store.db)
+  require("not a store: exit ${rc}: ${err}" rc EQUAL 2 AND err MATCHES "not a flce store")
+  flce_cmd(triage ${DB} no-such-finding --state wontfix --why x)
+  require("unknown finding: exit ${rc}: ${err}" rc EQUAL 2 AND err MATCHES "FINDING 'no-such-finding'")
+  flce_cmd(triage ${DB} judge --state later)
+  require("unknown state: exit ${rc}: ${err}" rc EQUAL 2 AND err MATCHES "--state 'later': must be one of new, triaged, wontfix, fixed")
+  flce_cmd(triage ${DB} judge --state triaged --link https://example.org/1)
+  require("triaged without --owner: exit ${rc}: ${err}" rc EQUAL 2 AND err MATCHES "--owner is missing")
+  flce_cmd(triage ${DB} judge --state wontfix)
+  require("wontfix without --why: exit ${rc}: ${err}" rc EQUAL 2 AND err MATCHES "needs --why")
+  flce_cmd(store list ${DB})
+  require("the refused triage changed the store:\n${out}" rc EQUAL 0 AND out MATCHES "  new\n")
+endif()
