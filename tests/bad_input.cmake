@@ -228,7 +228,7 @@ execute_process(COMMAND ${FLCE} store record ${W}/plug.db ${SRC}/tests/data/nigh
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "flce store record: exit ${rc}: ${err}")
 endif()
-campaign_row(store-subject "a store of subject 'plugnight', not of --subject 'model'" ${C} --store ${W}/plug.db)
+campaign_row(store-subject "a store of subject 'plugnight:flce', not of --subject 'model'" ${C} --store ${W}/plug.db)
 campaign_row(store-not-a-store "${W}/a-file: not a flce store" ${C} --store ${W}/a-file)
 row(store-not-a-store fast "store ${W}/a-file: not a flce store" ${FLCE} store list ${W}/a-file)
 row(store-missing fast "store ${NOPE}.db: no such file" ${FLCE} store export ${NOPE}.db -o ${W}/pins.json)
