@@ -178,10 +178,17 @@ void add_campaign_commands(CLI::App& app) {
           return;
         }
       }
+      try {  // the reports name the tree by its content: the same for every export of one commit
+        night.identity = identify_subject(o.subject_path, o.subject_git.is_object() ? o.subject_git.value("commit", "") : "",
+                                          builtin_identity(o.subject));
+        o.identity = night.identity.text();
+      } catch (const GitObjectError& e) {
+        std::fprintf(stderr, "flce campaign: subject identity: %s\n", e.what());
+        exit_code() = kBadInput;
+        return;
+      }
       if (!night.store.empty()) {
         try {
-          night.identity = identify_subject(o.subject_path, o.subject_git.is_object() ? o.subject_git.value("commit", "") : "",
-                                            builtin_identity(o.subject));
           const NightResult r = run_night(o, night);
           std::printf("night %s: %ld new (%ld regressed), %ld fixed, %ld still open; subject %s; store %s\n",
                       r.section.value("night", "").c_str(), static_cast<long>(r.new_findings), static_cast<long>(r.regressed),
@@ -191,9 +198,6 @@ void add_campaign_commands(CLI::App& app) {
           exit_code() = r.new_findings ? kFinding : kOk;
         } catch (const StoreInputError& e) {
           std::fprintf(stderr, "flce campaign: --store: %s\n", e.what());
-          exit_code() = kBadInput;
-        } catch (const GitObjectError& e) {
-          std::fprintf(stderr, "flce campaign: subject identity: %s\n", e.what());
           exit_code() = kBadInput;
         } catch (const CampaignInputError& e) {
           std::fprintf(stderr, "flce campaign: %s\n", e.what());

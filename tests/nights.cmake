@@ -214,4 +214,24 @@ elseif(PART STREQUAL "refused")
   require("wontfix without --why: exit ${rc}: ${err}" rc EQUAL 2 AND err MATCHES "needs --why")
   flce_cmd(store list ${DB})
   require("the refused triage changed the store:\n${out}" rc EQUAL 0 AND out MATCHES "  new\n")
+  # A writer killed inside its transaction (SIGKILL, no cleanup): the store reads as before it,
+  # and the next writer rolls the journal back and writes.
+  execute_process(COMMAND ${PY} -c [=[
+import os, signal, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+db.execute("UPDATE findings SET state = 'fixed', key = 'half-written'")
+db.execute("DELETE FROM sightings")
+os.kill(os.getpid(), signal.SIGKILL)
+]=] ${DB} RESULT_VARIABLE killed)
+  require("the killed writer was not killed: ${killed}" NOT killed EQUAL 0)
+  flce_cmd(store list ${DB} --json)
+  require("after a killed writer: exit ${rc}: ${err}" rc EQUAL 0)
+  string(JSON state GET "${out}" findings 0 state)
+  string(JSON key GET "${out}" findings 0 key)
+  string(JSON hits GET "${out}" findings 0 hits)
+  require("after a killed writer: ${key} is ${state} with ${hits} cases; want the state before it"
+          state STREQUAL "new" AND key STREQUAL "out-of-bounds@eager[softcap]" AND hits EQUAL 3)
+  flce_cmd(triage ${DB} judge --state wontfix --why "a planted bug")
+  require("after a killed writer, a write: exit ${rc}: ${err}" rc EQUAL 0 AND out MATCHES "wontfix")
 endif()
