@@ -5,9 +5,12 @@
 #            tree has it fixed (Fixed, nothing new, exit 0); night 3 brings another bug (only that
 #            one New, exit 1; the first still fixed). Then the store's pins, triage, and two
 #            writers recording into one store at once, ten times: both findings, no corruption.
-#   refused  a store of another subject (exit 2 naming both), not a store, bad triage input.
+#   refused  a store of another subject (exit 2 naming both), not a store, bad triage input, a
+#            writer killed inside its transaction.
+#   identity a fake Liger tree exported from a throwaway repository: its identity is the commit's
+#            src tree, an identity index names the commit, and a pin of that commit applies to it.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
-  foreach(part three refused)
+  foreach(part three refused identity)
     add_test(NAME nights_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
              -DPY=${FLCE_PYTHON} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/nights_${part} -DPART=${part}
              -P ${CMAKE_CURRENT_LIST_FILE})
@@ -234,4 +237,56 @@ os.kill(os.getpid(), signal.SIGKILL)
           state STREQUAL "new" AND key STREQUAL "out-of-bounds@eager[softcap]" AND hits EQUAL 3)
   flce_cmd(triage ${DB} judge --state wontfix --why "a planted bug")
   require("after a killed writer, a write: exit ${rc}: ${err}" rc EQUAL 0 AND out MATCHES "wontfix")
+elseif(PART STREQUAL "identity")
+  # Liger's layout in a throwaway repository, two commits; the first exported as a plain tree.
+  set(REPO ${WORK}/liger)
+  set(GIT git -C ${REPO} -c user.name=flce -c user.email=flce@example.invalid -c commit.gpgsign=false)
+  file(WRITE ${REPO}/src/liger_kernel/__init__.py "")
+  file(WRITE ${REPO}/src/liger_kernel/ops.py "SCALE = 1\n")
+  file(WRITE ${REPO}/pyproject.toml "[project]\nname = 'liger_kernel'\nversion = '0.8.6'\n")
+  foreach(step "init -q" "add -A" "commit -qm one")
+    separate_arguments(args UNIX_COMMAND "${step}")
+    execute_process(COMMAND ${GIT} ${args} RESULT_VARIABLE r ERROR_VARIABLE e)
+    require("git ${step}: ${e}" r EQUAL 0)
+  endforeach()
+  execute_process(COMMAND ${GIT} rev-parse HEAD OUTPUT_VARIABLE one OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${GIT} rev-parse HEAD:src OUTPUT_VARIABLE one_src OUTPUT_STRIP_TRAILING_WHITESPACE)
+  file(WRITE ${REPO}/src/liger_kernel/ops.py "SCALE = 2\n")
+  execute_process(COMMAND ${GIT} commit -qam two RESULT_VARIABLE r)
+  file(MAKE_DIRECTORY ${WORK}/export)
+  execute_process(COMMAND ${GIT} archive -o ${WORK}/one.tar ${one} RESULT_VARIABLE r)
+  execute_process(COMMAND tar -xf ${WORK}/one.tar -C ${WORK}/export RESULT_VARIABLE r2)
+  require("git archive / tar: ${r} ${r2}" r EQUAL 0 AND r2 EQUAL 0)
+  file(WRITE ${WORK}/export/src/liger_kernel/__pycache__/ops.cpython-311.pyc "junk")  # never committed
+  string(SUBSTRING "${one}" 0 12 one12)
+  string(SUBSTRING "${one_src}" 0 12 src12)
+
+  flce_cmd(identity ${WORK}/export/src)
+  require("identity of the export: exit ${rc}, want tree ${one_src}:\n${out}" rc EQUAL 0 AND out MATCHES "tree ${one_src}")
+  flce_cmd(identity --index ${REPO} --refs HEAD --path src -o ${WORK}/index/liger.json)
+  require("identity --index: exit ${rc}: ${out}" rc EQUAL 0 AND out MATCHES "2 commits, 2 distinct trees of src")
+  set(ENV{FLCE_IDENTITY_INDEX} ${WORK}/index)
+  flce_cmd(identity ${WORK}/export/src)
+  require("identity with the index: want tree ${src12} = git ${one12}:\n${out}" out MATCHES "tree ${src12} = git ${one12}")
+
+  # A pin naming commit one (as corpus/expectations.json names Liger's) applies to the plain export.
+  file(MAKE_DIRECTORY ${WORK}/pins/cases)
+  file(COPY_FILE ${SRC}/corpus/cases/liger-softcap-fp32-none-tiny.json ${WORK}/pins/cases/c.json)
+  file(WRITE ${WORK}/pins/expectations.json "[{\"case\": \"cases/c.json\", \"subject\": \"liger\", \"expect\": [
+    {\"subject_version\": \"liger-kernel git ${one12}\", \"outcome\": \"judge:grad_weight:out-of-bounds@eager\"}]}]\n")
+  flce_cmd(replay ${WORK}/pins/expectations.json --expected --json --subject-path ${WORK}/export/src)
+  require("replay --expected: exit ${rc}: ${err}" rc EQUAL 0)
+  string(JSON version GET "${out}" subject_version)
+  string(JSON expected GET "${out}" expected)
+  require("the plain export reads '${version}', expected '${expected}'; want liger-kernel git ${one12} and the pin"
+          version MATCHES "^liger-kernel git ${one12}, source tree at ${WORK}/export, tree ${src12}"
+          AND expected STREQUAL "judge:grad_weight:out-of-bounds@eager")
+  # Without the index the tree is only itself: the pin does not apply.
+  set(ENV{FLCE_IDENTITY_INDEX} ${WORK}/no-index)
+  flce_cmd(replay ${WORK}/pins/expectations.json --expected --json --subject-path ${WORK}/export/src)
+  string(JSON version GET "${out}" subject_version)
+  string(JSON expected GET "${out}" expected)
+  string(LENGTH "${expected}" elen)
+  require("without an index: '${version}', expected '${expected}'; want the tree form and no expectation"
+          version MATCHES "^liger-kernel source tree at .*, tree ${src12}" AND elen EQUAL 0)
 endif()
