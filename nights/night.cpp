@@ -1,5 +1,6 @@
 #include "nights/night.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <fmt/format.h>
 
@@ -80,7 +81,8 @@ RecordOutcome record_campaign_dir(Store& store, const fs::path& dir, const std::
     for (auto& e : f.value("essential", nlohmann::json::array()))
       if (e.is_string()) s.essential.push_back(e.get<std::string>());
     s.hits = f.value("count", int64_t{0});
-    s.store_id = store_id_of(f.value("known", ""));
+    s.known = f.value("known", "");
+    s.store_id = store_id_of(s.known);
     const fs::path fd = dir / "findings" / s.id;
     s.case_file = fs::exists(fd / "minimized.json") ? "minimized.json" : "case.json";
     s.case_json = read_json(fd / s.case_file);
@@ -131,7 +133,9 @@ NightResult run_night(CampaignOptions o, const NightOptions& n) {
   const RecordOutcome rec = record_campaign_dir(store, dir, night, n.identity, progression);
   r.section = night_section(store, night, n.identity, progression, rec);
   write_night_sections(dir, r.section);
-  r.new_findings = static_cast<int64_t>(r.section["new"].size());
+  // New to the store and to every known list, or back after a fix. A finding whose analysis the
+  // budget cut (pending) is not in the store yet; the campaign still counts it new.
+  r.new_findings = std::max<int64_t>(static_cast<int64_t>(r.section["new"].size()), r.campaign.new_findings);
   r.fixed = static_cast<int64_t>(r.section["fixed"].size());
   r.still_open = static_cast<int64_t>(r.section["still_open"].size());
   for (auto& x : r.section["new"])

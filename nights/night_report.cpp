@@ -36,6 +36,12 @@ nlohmann::ordered_json line_of(const StoredFinding& f) {
   return x;
 }
 
+// A finding first stored tonight that a pin already names: the pin's source, from its note.
+std::string note_known(const StoredFinding& f) {
+  const size_t at = f.note.find("; known: ");
+  return at == std::string::npos ? "" : f.note.substr(at + 9);
+}
+
 std::string cell(const std::string& s) {
   std::string o;
   for (char c : s) o += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
@@ -69,10 +75,11 @@ std::string markdown_of(const nlohmann::ordered_json& s) {
   md += fmt::format("### Fixed ({})\n\n", s["fixed"].size());
   if (s["fixed"].empty()) md += "Nothing fixed tonight.\n\n";
   else {
-    md += "| finding | was | first seen | fixed on |\n|---|---|---|---|\n";
+    md += "| finding | was | first seen | last failing | fixed on |\n|---|---|---|---|---|\n";
     for (auto& x : s["fixed"])
-      md += fmt::format("| `{}` | {} | night {} | night {}, {} |\n", cell(x.value("key", "")), cell(x.value("outcome", "")),
-                        x.value("first_night", ""), x.value("fixed_night", ""), cell(x.value("fixed_identity", "")));
+      md += fmt::format("| `{}` | {} | night {} | night {}, {} | night {}, {} |\n", cell(x.value("key", "")),
+                        cell(x.value("outcome", "")), x.value("first_night", ""), x.value("last_night", ""),
+                        cell(x.value("last_failing", "")), x.value("fixed_night", ""), cell(x.value("fixed_identity", "")));
     md += "\n";
   }
   if (!s["fixed_earlier"].empty()) {
@@ -112,11 +119,17 @@ nlohmann::ordered_json night_section(const Store& store, const std::string& nigh
       x["regressed"] = what == "regressed";
       news.push_back(x);
     } else if (!f.open() && verdict == "fixed" && f.fixed_night == night) {
+      // The range it was fixed in: the last identity it failed on, the first it passed on (with
+      // --subject-git or an identity index, two commits).
+      x["last_failing"] = f.identities.empty() ? "" : f.identities.back();
       fixed.push_back(x);
     } else if (!f.open()) {
       earlier.push_back(x);
     } else {
-      x["tonight"] = !verdict.empty() ? verdict : what == "seen" ? "seen while exploring" : "not re-run";
+      x["tonight"] = !verdict.empty()      ? verdict
+                     : what == "seen"     ? "seen while exploring"
+                     : what == "known"    ? "first stored tonight, known: " + note_known(f)
+                                          : "not re-run";
       open.push_back(x);
     }
   }

@@ -321,10 +321,11 @@ RecordOutcome Store::record(const NightRecord& n) {
                     .c_str());
     in.bind(1, id).bind(2, s.key).bind(3, s.outcome).bind(4, s.failure).bind(5, s.cause_status).bind(6, s.lane);
     in.bind(7, nlohmann::json(s.essential).dump()).bind(8, s.case_json.dump()).bind(9, s.case_file).bind(10, s.device);
-    in.bind(11, n.torch).bind(12, n.night).bind(13, fmt::format("first seen on night {} ({})", n.night, n.identity_text));
+    in.bind(11, n.torch).bind(12, n.night)
+        .bind(13, fmt::format("first seen on night {} ({}){}", n.night, n.identity_text, s.known.empty() ? "" : "; known: " + s.known));
     in.run();
     sighting(db, id, n, n.dir, s.hits);
-    out.findings.emplace_back(id, "new");
+    out.findings.emplace_back(id, s.known.empty() ? "new" : "known");
   }
   t.commit();
   return out;

@@ -55,6 +55,7 @@ struct ProgressionResult {
 // A finding the campaign reported tonight (its report.json entry, read by night.cpp).
 struct SeenFinding {
   std::string id, key, outcome, failure, cause_status, lane, store_id;  // store_id: matched via the store's known list
+  std::string known;  // what the campaign filed it under ("" new; a pin's or the store's source)
   std::vector<std::string> essential;
   int64_t hits = 0;
   nlohmann::json case_json;
@@ -67,7 +68,8 @@ struct NightRecord {
   std::vector<SeenFinding> seen;
 };
 
-// What recording a night did to each finding: "new", "regressed", "seen" (known, seen again).
+// What recording a night did to each finding: "new", "regressed", "seen" (in the store, seen
+// again), "known" (new to the store, but known to another list: a corpus pin).
 struct RecordOutcome {
   std::vector<std::pair<std::string, std::string>> findings;  // (store id, what)
 };
