@@ -21,7 +21,7 @@ step() { local now; now=$(date +%s); TIMES+=("$(printf '%-28s %5d s' "$1" $((now
 
 # 1. Debian packages (pinned by the distribution: Debian 12).
 DEBS=(cmake ninja-build g++ python3-venv libgtest-dev librapidcheck-dev
-      nlohmann-json3-dev libcli11-dev libfmt-dev clang-14 libclang-rt-14-dev)
+      nlohmann-json3-dev libcli11-dev libfmt-dev clang-14 libclang-rt-14-dev libsqlite3-dev)
 missing=()
 for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

@@ -11,6 +11,8 @@
 #include "cli/commands.hpp"
 #include "fuzz/campaign/campaign.hpp"
 #include "gate/gate.hpp"
+#include "nights/night.hpp"
+#include "oracles/git_object.hpp"
 #include "oracles/subject_tree.hpp"
 
 namespace flce::cli {
@@ -142,6 +144,13 @@ void add_campaign_commands(CLI::App& app) {
                   "within --minutes plus 30 s; give more for longer shrinks")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
+    static NightOptions night;
+    c->add_option("--store", night.store,
+                  "A findings store across nights (SQLite; created on the first night): its open findings are the "
+                  "known list too and are re-run on this subject first (still open, fixed, changed); tonight is "
+                  "recorded in it at the end and report.md opens with New, Fixed, Still open (docs/nights.md)");
+    c->add_option("--night", night.night,
+                  "With --store: this night's label (default: today's UTC date; the shards of one night share it)");
     c->callback([workers_opt] {
       o.cuda = device == "cuda";
       try {
@@ -168,6 +177,36 @@ void add_campaign_commands(CLI::App& app) {
           exit_code() = kBadInput;
           return;
         }
+      }
+      try {  // the reports name the tree by its content: the same for every export of one commit
+        night.identity = identify_subject(o.subject_path, o.subject_git.is_object() ? o.subject_git.value("commit", "") : "",
+                                          builtin_identity(o.subject));
+        o.identity = night.identity.text();
+      } catch (const GitObjectError& e) {
+        std::fprintf(stderr, "flce campaign: subject identity: %s\n", e.what());
+        exit_code() = kBadInput;
+        return;
+      }
+      if (!night.store.empty()) {
+        try {
+          const NightResult r = run_night(o, night);
+          std::printf("night %s: %ld new (%ld regressed), %ld fixed, %ld still open; subject %s; store %s\n",
+                      r.section.value("night", "").c_str(), static_cast<long>(r.new_findings), static_cast<long>(r.regressed),
+                      static_cast<long>(r.fixed), static_cast<long>(r.still_open), night.identity.text().c_str(),
+                      night.store.c_str());
+          // Only news fails a night: what the store already holds is known, what it fixed is good news.
+          exit_code() = r.new_findings ? kFinding : kOk;
+        } catch (const StoreInputError& e) {
+          std::fprintf(stderr, "flce campaign: --store: %s\n", e.what());
+          exit_code() = kBadInput;
+        } catch (const CampaignInputError& e) {
+          std::fprintf(stderr, "flce campaign: %s\n", e.what());
+          exit_code() = kBadInput;
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "flce campaign: internal error: %s\n", e.what());
+          exit_code() = kInternal;
+        }
+        return;
       }
       try {
         CampaignResult r = run_campaign(o);

@@ -40,6 +40,9 @@ void add_cuda_commands(CLI::App& app);
 void add_bisect_command(CLI::App& app);     // bisect (first commit of a repository showing an outcome)
 void add_report_command(CLI::App& app);     // report (a finding as an upstream issue body)
 void add_conformance_command(CLI::App& app);  // conformance (one campaign per subject, one table)
+void add_nights_commands(CLI::App& app);      // triage, store list|export|record, identity (cmd_nights.cpp)
+// What names a subject run without a tree (no --subject-path): "builtin NAME (flce VERSION)".
+std::string builtin_identity(const std::string& subject);
 // --subject-git REPO@REF (cli/subject_git.cpp): the option, and its resolution into the
 // subject path (REF's exported tree; `subject_path`, when given, is a directory inside it).
 // false, with the message printed and exit code 2 set, on bad input; without a spec, a

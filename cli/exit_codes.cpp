@@ -49,8 +49,10 @@ const std::map<std::string, std::string>& table() {
       {"main", codes("  0  the corpus replayed as expected\n  1  a corpus case regressed or changed")},
       {"env", codes("  0  printed")},
       {"replay", codes("  0  nothing regressed\n  1  a case regressed or changed")},
-      {"campaign", codes("  0  no finding\n  1  findings (report.md lists them)\n"
-                         "  2  the subject is unusable: its first cases all failed at the call, with one error")},
+      {"campaign", codes("  0  no finding (with --known or --store: no new one)\n  1  findings (with --known or "
+                         "--store: a new or regressed one; report.md lists them)\n"
+                         "  2  the subject is unusable: its first cases all failed at the call, with one error; "
+                         "a --store of another subject or not a store")},
       {"worker", codes("  0  the campaign closed the pipe, or the subject's process died")},
       {"campaign-merge", codes("  0  no finding in any shard\n  1  findings")},
       {"repro", codes("  0  REPRODUCED (--check: and the script alone gives the same verdict)\n  1  NOT REPRODUCED (--check: or the script alone gives another verdict)\n  3  the subject cannot run this case here")},
@@ -64,6 +66,13 @@ const std::map<std::string, std::string>& table() {
                        "--matrix or --bisect")},
       {"conformance", codes("  0  table written (findings and disagreements are in it)\n"
                             "  2  bad input (--subjects names an unknown subject, or one twice); nothing run")},
+      {"triage", codes("  0  the state is set\n  2  bad input: no such store or finding, an unknown --state, "
+                       "a state without what it needs (triaged: --link and --owner; wontfix: --why)")},
+      {"store", codes("  0  done\n  2  bad input: not a flce store, a store of another subject")},
+      {"list", codes("  0  printed\n  2  not a flce store")},
+      {"export", codes("  0  written\n  2  not a flce store")},
+      {"record", codes("  0  recorded\n  2  not a flce store, a store of another subject, no campaign report")},
+      {"identity", codes("  0  printed / index written\n  2  no such directory, repository or ref")},
       {"matrix", codes("  0  table written\n  1  --strict and a cell contradicts the corpus expectation")},
       {"bench", codes("  0  measured\n  3  no CUDA device here")},
       {"reference-cuda", codes("  0  every output within bounds\n  1  out of bounds\n  3  no CUDA device here")},

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   add_bisect_command(app);
   add_report_command(app);
   add_conformance_command(app);
+  add_nights_commands(app);
 #ifdef FLCE_HAVE_CUDA
   add_cuda_commands(app);
 #endif

@@ -17,6 +17,8 @@
 #include "judge/sequence_run.hpp"
 #include "judge/expectations.hpp"
 #include "judge/signature.hpp"
+#include "oracles/git_object.hpp"
+#include "oracles/subject_identity.hpp"
 #include "oracles/subject_tree.hpp"
 #include "oracles/subject_worker.hpp"
 
@@ -296,6 +298,15 @@ GateReport run_gate(const GateOptions& opt) {
   rep.candidate_version = cand.info.version;
   rep.base_commit = base.commit;
   rep.candidate_commit = cand.commit;
+  for (Side* s : {&base, &cand}) {
+    std::string text = "builtin";
+    try {
+      if (!s->path.empty()) text = identify_subject(s->path, s->commit, "").text();
+    } catch (const GitObjectError& e) {  // an unreadable file: no identity, the gate still runs
+      text = std::string("unknown: ") + e.what();
+    }
+    (s == &base ? rep.base_identity : rep.candidate_identity) = text;
+  }
   const bool has_gpu = !rep.base_env.gpu.empty() && !rep.candidate_env.gpu.empty();
 
   auto run_one = [&](const GateCase& gc) {
@@ -456,10 +467,10 @@ std::string gate_markdown(const GateReport& r) {
     if (auto n = lacking(r, base); !n.empty())
       md.paragraph(fmt::format("{} subject lacks parameters these cases use (unsupported by subject; not regressions): {}",
                                base ? "base" : "candidate", lacking_text(n)));
-  md.add(Table{{"", "subject", "version", "torch", "python"},
-               {{"base", md_code(r.opt.base.subject), r.base_version, r.base_env.torch, r.base_env.python},
-                {"candidate", md_code(r.opt.candidate.subject), r.candidate_version, r.candidate_env.torch,
-                 r.candidate_env.python}}});
+  md.add(Table{{"", "subject", "version", "identity", "torch", "python"},
+               {{"base", md_code(r.opt.base.subject), r.base_version, r.base_identity, r.base_env.torch, r.base_env.python},
+                {"candidate", md_code(r.opt.candidate.subject), r.candidate_version, r.candidate_identity,
+                 r.candidate_env.torch, r.candidate_env.python}}});
   if (!r.groups.empty()) {
     md.heading(3, "Regressions by configuration");
     Table groups{{"configuration", "cases", "candidate error", "ids"}, {}};
@@ -527,13 +538,15 @@ std::string gate_markdown(const GateReport& r) {
 
 nlohmann::ordered_json gate_json(const GateReport& r) {
   nlohmann::ordered_json j;
-  auto spec = [](const GateSpec& s, const Environment& e, const std::string& v, const std::string& commit) {
+  auto spec = [](const GateSpec& s, const Environment& e, const std::string& v, const std::string& commit,
+                 const std::string& identity) {
     return nlohmann::ordered_json{{"spec", s.text}, {"subject", s.subject}, {"path", s.path}, {"python", s.python},
                                   {"git", s.git_repo.empty() ? "" : s.git_repo + "@" + s.git_ref}, {"git_commit", commit},
-                                  {"subject_version", v}, {"environment", nlohmann::ordered_json::parse(e.to_json())}};
+                                  {"subject_version", v}, {"identity", identity},
+                                  {"environment", nlohmann::ordered_json::parse(e.to_json())}};
   };
-  j["base"] = spec(r.opt.base, r.base_env, r.base_version, r.base_commit);
-  j["candidate"] = spec(r.opt.candidate, r.candidate_env, r.candidate_version, r.candidate_commit);
+  j["base"] = spec(r.opt.base, r.base_env, r.base_version, r.base_commit, r.base_identity);
+  j["candidate"] = spec(r.opt.candidate, r.candidate_env, r.candidate_version, r.candidate_commit, r.candidate_identity);
   j["summary"] = {{"cases", r.rows.size()}, {"judged", r.judged()}, {"regressions", r.regressions()},
                   {"fixed", r.count(GateVerdict::FIXED) + r.count(GateVerdict::NEW_PASS)},
                   {"still_failing", r.count(GateVerdict::STILL_FAILING)}, {"strict_changes", r.opt.strict_changes},

@@ -114,6 +114,9 @@ struct GateReport {
   Environment base_env, candidate_env;
   std::string base_version, candidate_version;
   std::string base_commit, candidate_commit;  // git=: the commit each side ran
+  // Each side's content identity (oracles/subject_identity.hpp): its tree, and the commit an
+  // identity index or git= names; "builtin" for a side without a path.
+  std::string base_identity, candidate_identity;
   std::vector<GateRow> rows;
   std::vector<GateGroup> groups;
   double wall_s = 0;

@@ -4,7 +4,9 @@
 # campaigns with `flce campaign-merge`, libFuzzer corpora with the fuzzer's -merge=1 (keeps
 # the inputs that add features). COUNT: require shard-0 .. shard-(COUNT-1) all present.
 # Each output is built aside and swapped in: a failed merge leaves the previous one intact.
-# Settings: FLCE_BUILD, NIGHTLY_SUBJECT and NIGHTLY_FUZZER as for nightly_shard.sh.
+# Settings: FLCE_BUILD, NIGHTLY_SUBJECT, NIGHTLY_FUZZER, NIGHTLY_STORE and NIGHTLY_NIGHT as for
+# nightly_shard.sh; with NIGHTLY_STORE the merged campaign is recorded in the store as that night
+# (`flce store record`: the findings every shard saw, under one night label).
 # Exit: 0 when merged (findings are in the report), else non-zero.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)  # defaults only; paths given are relative to the caller
@@ -30,6 +32,10 @@ for s in "${shards[@]}"; do campaigns+=("$s/campaign"); done
 rc=0
 "$BUILD/flce" campaign-merge --out "$ROOT/merged/campaign" "${campaigns[@]}" || rc=$?
 ((rc <= 1)) || die "flce campaign-merge failed (exit $rc); nothing was replaced"
+if [[ -n ${NIGHTLY_STORE:-} ]]; then
+  "$BUILD/flce" store record "$NIGHTLY_STORE" "$ROOT/merged/campaign" --night "${NIGHTLY_NIGHT:-$(basename "$ROOT")}" ||
+    die "flce store record $NIGHTLY_STORE failed; the merge itself is in $ROOT/merged/campaign"
+fi
 
 # 2. libFuzzer corpora.
 corpora=()

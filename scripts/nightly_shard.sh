@@ -15,6 +15,10 @@
 #                         (default: corpus/cases)
 #   NIGHTLY_KNOWN         what the report files under Known (--known; default: corpus/expectations.json;
 #                         "none": no known list); e.g. last night's merged campaign directory
+#   NIGHTLY_STORE         a findings store across nights (flce campaign --store; docs/nights.md): its
+#                         open findings are known and re-run first, the shard records into it (SQLite:
+#                         shards writing at once wait for each other); NIGHTLY_NIGHT the night's label
+#                         (default: OUT_ROOT's folder name, which the merge uses too)
 #   NIGHTLY_FUZZER        libFuzzer binary (default: $FLCE_BUILD/fuzz/subject_fuzzer); "none": skip
 #   NIGHTLY_FUZZ_SECONDS  libFuzzer time budget (default: 600); NIGHTLY_FUZZ_RUNS optional
 #   NIGHTLY_PROPERTIES    subject-property binary (default: $FLCE_BUILD/properties/flce_subject_properties;
@@ -56,6 +60,7 @@ args=(campaign --minutes "${NIGHTLY_MINUTES:-60}" --out "$SHARD/campaign" --subj
 [[ -n ${NIGHTLY_MINIMIZE_S:-} ]] && args+=(--minimize-s "$NIGHTLY_MINIMIZE_S")
 KNOWN=${NIGHTLY_KNOWN:-$REPO/corpus/expectations.json}
 [[ $KNOWN == none ]] || args+=(--known "$KNOWN")
+[[ -n ${NIGHTLY_STORE:-} ]] && args+=(--store "$NIGHTLY_STORE" --night "${NIGHTLY_NIGHT:-$(basename "$ROOT")}")
 log "flce ${args[*]}"
 rc=0
 "$FLCE" "${args[@]}" || rc=$?

@@ -222,6 +222,26 @@ row(campaign-subject-unknown subject "unknown subject 'no-such-subject'" ${FLCE}
 row(campaign-subject-signature subject "subject unusable: " ${FLCE} campaign --minutes 2 --out ${W}/c7
     --subject os.path:join --workers 1 --quiet --minimize-s 0)
 
+# --- the findings store (flce campaign --store, triage, store; docs/nights.md) ------------------
+execute_process(COMMAND ${FLCE} store record ${W}/plug.db ${SRC}/tests/data/nights --night n0
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "flce store record: exit ${rc}: ${err}")
+endif()
+campaign_row(store-subject "a store of subject 'plugnight:flce', not of --subject 'model'" ${C} --store ${W}/plug.db)
+campaign_row(store-not-a-store "${W}/a-file: not a flce store" ${C} --store ${W}/a-file)
+row(store-not-a-store fast "store ${W}/a-file: not a flce store" ${FLCE} store list ${W}/a-file)
+row(store-missing fast "store ${NOPE}.db: no such file" ${FLCE} store export ${NOPE}.db -o ${W}/pins.json)
+row(triage-state fast "--state 'later': must be one of new, triaged, wontfix, fixed" ${FLCE} triage ${W}/plug.db judge
+    --state later)
+row(triage-finding fast "FINDING 'no-such-finding': no finding of store" ${FLCE} triage ${W}/plug.db no-such-finding
+    --state wontfix --why x)
+row(triage-needs fast "--state triaged needs --link (the upstream issue) and --owner (who has it); --owner is missing"
+    ${FLCE} triage ${W}/plug.db judge --state triaged --link https://example.invalid/1)
+row(triage-needs fast "--state wontfix needs --why" ${FLCE} triage ${W}/plug.db judge --state wontfix)
+row(identity-dir fast "${NOPE}: no such directory" ${FLCE} identity ${NOPE})
+row(identity-index-ref fast "${REPO}@no-such-ref: unknown ref" ${FLCE} identity --index ${REPO} --refs no-such-ref
+    -o ${W}/index.json)
 # --- docs/bad-input.md's table: one row per id above, none more -------------------------------
 file(READ ${SRC}/docs/bad-input.md readme)
 string(REGEX MATCHALL "\n\\| `bi:[a-z0-9-]+` \\|" found "${readme}")

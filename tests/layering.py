@@ -21,8 +21,9 @@ BELOW = {
     "judge": {"case", "process", "kernels", "oracles"},
     "repro": {"case", "process", "kernels", "oracles", "judge", "report"},
     "fuzz": {"case", "process", "kernels", "oracles", "judge", "report", "repro"},
+    "nights": {"case", "process", "kernels", "oracles", "judge", "report", "repro", "fuzz"},
     "gate": {"case", "process", "kernels", "oracles", "judge", "report"},
-    "cli": {"case", "process", "kernels", "oracles", "judge", "report", "repro", "fuzz", "gate"},
+    "cli": {"case", "process", "kernels", "oracles", "judge", "report", "repro", "fuzz", "nights", "gate"},
 }
 # Rooms inside a room: the folders of fuzz/, and what each may include of its siblings.
 SUBROOMS = {

@@ -51,6 +51,9 @@ struct CampaignOptions {
   // Known vs new (findings/known.hpp): expectation files or earlier campaigns; a finding that
   // matches is filed under Known (counted, not shrunk again).
   std::vector<std::string> known;
+  // The subject's content identity (oracles/subject_identity.hpp: "tree 3f2a12345678 = git
+  // ead96b618e5c"), named by the reports; "" when not computed.
+  std::string identity;
   // A differential campaign: every case also runs on this subject (same inputs, same lane) and
   // the findings are the cases whose outcome differs (regressed, fixed, changed).
   std::string baseline, baseline_path;

@@ -102,6 +102,7 @@ CampaignResult Campaign::after_exploration(const std::vector<std::string>& gpus,
   rs.max_cases = o_.max_cases;
   rs.interrupted = g_stop != 0;
   rs.known = known_.sources;
+  rs.identity = o_.identity;
   if (!o_.baseline.empty()) rs.baseline = o_.baseline + (o_.baseline_path.empty() ? "" : " (" + o_.baseline_path + ")");
   write_reports(dir_, st_, rs);
   std::printf("%s", summary_text(dir_, st_, rs).c_str());

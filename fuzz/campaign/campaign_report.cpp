@@ -218,6 +218,7 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
                              rs.max_cases > 0 ? fmt::format(" / {} cases", rs.max_cases) : ""));
   }
   Table totals{{"", ""}, {}};
+  if (!rs.identity.empty()) totals.row({"subject identity", rs.identity});
   if (merged)
     totals.row({"cases run", fmt::format("{} (in {} shards, {} runs)", st.cases_done, rs.shards.size(), st.runs)});
   else
@@ -396,6 +397,7 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
   nlohmann::ordered_json j;
   j["subject"] = st.subject;
   j["subject_path"] = st.subject_path;
+  if (!rs.identity.empty()) j["subject_identity"] = rs.identity;
   j["environment"] = st.environment;
   if (rs.shards.is_array()) {
     j["seed"] = nullptr;  // one per shard, below

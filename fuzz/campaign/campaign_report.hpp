@@ -31,6 +31,7 @@ struct RunStats {  // this invocation, next to the state's campaign-wide totals
   std::string lanes;  // "eager=6,compiled=2" (lanes.hpp); empty: merged
   bool interrupted = false;
   std::vector<std::string> known;  // --known sources; empty: no known list (no New/Known split)
+  std::string identity;            // the subject's content identity (CampaignOptions::identity)
   std::string baseline;            // --baseline: the differential campaign's other subject
   // Merged campaigns: one object per shard ({dir, seeds, cases_done, findings, ...}); the
   // reports then name the shards instead of one seed. Null for a single campaign.

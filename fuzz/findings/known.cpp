@@ -79,7 +79,11 @@ void load_report(const fs::path& p, const nlohmann::json& j, KnownList& k) {
   for (auto& f : j.value("findings", nlohmann::json::array())) {
     if (!f.is_object() || !f.contains("signature")) continue;
     KnownEntry ke;
-    ke.source = fmt::format("campaign {}: {}", p.parent_path().string(), f.value("id", "?"));
+    // A findings store's open findings (nights/night.cpp writes them in a report's shape) are
+    // filed "store DB: <id>", so tonight's sighting is recorded under that stored finding.
+    ke.source = j.contains("store") && j["store"].is_string()
+                    ? fmt::format("store {}: {}", j["store"].get<std::string>(), f.value("id", "?"))
+                    : fmt::format("campaign {}: {}", p.parent_path().string(), f.value("id", "?"));
     ke.outcome = f.value("signature", "");
     if (f.value("cause_status", "") == "ablated") {
       ke.cause = f.value("cause", "");

@@ -45,15 +45,19 @@ def version():
     return source_of(where)
 
 
-def source_of(where, search=None):
+def source_of(where, search=None, index=None):
     """How a user names the copy of liger_kernel at `where` (its __init__.py); expectations match
     on it (corpus/README.md, subject_version), so the leading words are stable:
       "liger-kernel git <12 hex>, a tree flce exported (<file>)": --subject-git's <40 hex>/ trees;
       "liger-kernel 0.8.5, installed release (<file>)": an installed distribution owns the file;
-      "liger-kernel source tree at <root>, pyproject.toml version 0.8.6 (<file>)" or
-      "..., version unknown (<file>)": any other tree (a --subject-path checkout), whose version
+      "liger-kernel git <12 hex>, source tree at <root>, tree <12 hex> (<file>)": any other tree
+      whose content identity (identity.py: the git tree id of its src/, from the files) an identity
+      index names a commit for, so a plain export of a commit matches that commit's pins;
+      "liger-kernel source tree at <root>, pyproject.toml version 0.8.6, tree <12 hex> (<file>)"
+      (or "..., version unknown, ..."): any other tree (a --subject-path checkout), whose version
       may be ahead of its release and whose installed metadata, if any, is another copy's, so it
-      never reads "liger-kernel <release>". `search`: the metadata path (default sys.path)."""
+      never reads "liger-kernel <release>". `search`: the metadata path (default sys.path);
+      `index`: the identity index location (default FLCE_IDENTITY_INDEX or the box cache)."""
     tree = re.search(r"/([0-9a-f]{40})/", where)
     if tree:
         return f"liger-kernel git {tree.group(1)[:12]}, a tree flce exported ({where})"
@@ -61,7 +65,25 @@ def source_of(where, search=None):
     if release:
         return f"liger-kernel {release}, installed release ({where})"
     root, own = _tree_version(where)
-    return f"liger-kernel source tree at {root}, {own} ({where})"
+    tree_id, commits = _identity(where, index)
+    if commits:
+        same = "".join(f", the same tree as liger-kernel git {c[:12]}" for c in commits[1:5])
+        return f"liger-kernel git {commits[0][:12]}, source tree at {root}, tree {tree_id[:12]}{same} ({where})"
+    return f"liger-kernel source tree at {root}, {own}, tree {tree_id[:12]} ({where})"
+
+
+def _identity(where, index):
+    """(tree id of the import root holding the package, commits an index names for it)."""
+    from . import identity
+
+    import_root = os.path.dirname(os.path.dirname(where))
+    try:
+        if index is None:
+            return identity.identify(import_root)
+        t = identity.tree_id(import_root)
+        return t, identity.commits_with_tree(t, index)
+    except OSError as e:  # an unreadable file: the tree has no identity, the rest still reads
+        return f"unknown ({type(e).__name__})", []
 
 
 def _owning_release(where, search):

@@ -23,6 +23,7 @@ from flce_subjects import (
     dtypes,
     errors,
     host_api,
+    identity,
     liger,
     paths,
     registry,
@@ -84,21 +85,63 @@ class LigerVersion(unittest.TestCase):
         site = self.site("wheel-beside-a-tree", "0.8.5")  # installed, but not the copy that loaded
         root = self.tree("with-pyproject", {"pyproject.toml": '[project]\nname = "liger_kernel"\nversion = "0.8.6"\n'})
         where = os.path.join(root, "src", "liger_kernel", "__init__.py")
-        v = liger.source_of(where, search=[site])
-        self.assertEqual(v, f"liger-kernel source tree at {root}, pyproject.toml version 0.8.6 ({where})")
+        v = liger.source_of(where, search=[site], index="")
+        tree = identity.tree_id(os.path.join(root, "src"))[:12]
+        self.assertEqual(v, f"liger-kernel source tree at {root}, pyproject.toml version 0.8.6, tree {tree} ({where})")
         self.assertNotIn("0.8.5", v)
         # No pyproject.toml (or no version in it): said so, and no release number at all.
         bare = self.tree("bare", {})
         where = os.path.join(bare, "src", "liger_kernel", "__init__.py")
-        self.assertEqual(liger.source_of(where, search=[site]),
-                         f"liger-kernel source tree at {bare}, version unknown ({where})")
+        tree = identity.tree_id(os.path.join(bare, "src"))[:12]
+        self.assertEqual(liger.source_of(where, search=[site], index=""),
+                         f"liger-kernel source tree at {bare}, version unknown, tree {tree} ({where})")
         dynamic = self.tree("dynamic", {"pyproject.toml": '[project]\nname = "x"\ndynamic = ["version"]\n'})
         where = os.path.join(dynamic, "src", "liger_kernel", "__init__.py")
-        self.assertIn(", version unknown (", liger.source_of(where))
+        self.assertIn(", version unknown, tree ", liger.source_of(where))
         # A package folder without src/ above it: the tree is the folder holding the package.
         flat = plugin_tree(os.path.join("liger-trees", "flat"), {"liger_kernel/__init__.py": ""})
         self.assertIn(f"source tree at {flat}, version unknown",
                       liger.source_of(os.path.join(flat, "liger_kernel", "__init__.py"), search=[site]))
+
+    def test_a_plain_export_names_its_commit(self):
+        # Issue #40: Liger main exported without .git or dist-info read "version unknown", so none
+        # of the pins naming its commit matched. Its src/ tree id, computed from the files, is the
+        # commit's `HEAD:src`, and an identity index (flce identity --index) names the commit.
+        repo = self.tree("repo", {"src/liger_kernel/ops/fused.py": "X = 1\n", "src/liger_kernel/run.sh": "#!/bin/sh\n",
+                                  "pyproject.toml": '[project]\nversion = "0.8.6"\n', "tests/t.py": ""})
+        os.chmod(os.path.join(repo, "src", "liger_kernel", "run.sh"), 0o755)
+        git = ["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"]
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "one"]):
+            subprocess.run(git + args, check=True, capture_output=True)
+        def rev(name):
+            return subprocess.run(git + ["rev-parse", name], check=True, capture_output=True, text=True).stdout.strip()
+
+        head, want = rev("HEAD"), rev("HEAD:src")
+        export = os.path.join(os.path.dirname(repo), "export")
+        os.makedirs(export, exist_ok=True)
+        archive = subprocess.run(git + ["archive", "HEAD"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", export], input=archive, check=True)
+        # Build junk no commit holds: bytecode, an editable install's egg-info.
+        os.makedirs(os.path.join(export, "src", "liger_kernel", "__pycache__"), exist_ok=True)
+        open(os.path.join(export, "src", "liger_kernel", "__pycache__", "x.cpython-311.pyc"), "wb").close()
+        os.makedirs(os.path.join(export, "src", "liger_kernel.egg-info"), exist_ok=True)
+        open(os.path.join(export, "src", "liger_kernel.egg-info", "PKG-INFO"), "w").close()
+        self.assertEqual(identity.tree_id(os.path.join(export, "src")), want)
+        where = os.path.join(export, "src", "liger_kernel", "__init__.py")
+        index = os.path.join(os.path.dirname(repo), "index.json")
+        with open(index, "w") as f:
+            json.dump({"format": "flce-identity-index/1", "path": "src", "trees": {want: [head]}}, f)
+        v = liger.source_of(where, search=[], index=index)
+        self.assertEqual(v, f"liger-kernel git {head[:12]}, source tree at {export}, tree {want[:12]} ({where})")
+        self.assertIn(f"liger-kernel git {head[:12]}", v)  # what a pin of that commit names
+        # Without an index naming it: the tree, and no commit.
+        self.assertNotIn("liger-kernel git", liger.source_of(where, search=[], index=""))
+        # One byte changed: another tree, no longer that commit.
+        with open(os.path.join(export, "src", "liger_kernel", "ops", "fused.py"), "a") as f:
+            f.write("# local edit\n")
+        identity.identify.cache_clear()
+        self.assertNotEqual(identity.tree_id(os.path.join(export, "src")), want)
+        self.assertNotIn("liger-kernel git", liger.source_of(where, search=[], index=index))
 
     def test_the_strings_expectations_pin_still_match(self):
         # Every liger subject_version corpus/expectations.json pins is contained in what the copy it

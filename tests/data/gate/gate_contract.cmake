@@ -124,6 +124,12 @@ elseif(WHICH STREQUAL "git")
       message(FATAL_ERROR "${ref} (${id}) is not in the tree cache ${OUT}/trees")
     endif()
     set(${ref}_id ${id})
+    # Each side is named by its content too: the exported tree's id, computed from the files,
+    # equals the commit's own tree (docs/nights.md, subject identity).
+    execute_process(COMMAND ${GIT} -C ${repo} rev-parse ${ref}^{tree} OUTPUT_VARIABLE tree OUTPUT_STRIP_TRAILING_WHITESPACE)
+    string(SUBSTRING "${tree}" 0 12 tree12)
+    string(SUBSTRING "${id}" 0 12 id12)
+    must_match("${OUT_TEXT}" "\\| ${ref} \\| `flcegate_plug` \\| plug-${ref} \\| tree ${tree12} = git ${id12} \\|" "${ref} identity")
   endforeach()
   # --merge-base [BRANCH]: the base is the candidate's repository at the merge base with
   # BRANCH (default main). No cases: both sides load (exit 3, nothing judged).
