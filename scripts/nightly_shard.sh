@@ -8,6 +8,7 @@
 # Settings (environment):
 #   FLCE_BUILD            build directory (default: build)
 #   NIGHTLY_SUBJECT       subject of the campaign and of subject_fuzzer (default: model)
+#   NIGHTLY_SUBJECT_GIT   REPO@REF: the subject's tree at a commit (--subject-git), e.g. a Liger checkout
 #   NIGHTLY_SEED          base seed, >= 1 (default: 1); libFuzzer reads -seed=0 as "random"
 #   NIGHTLY_MINUTES       campaign budget (default: 60); NIGHTLY_MAX_CASES, NIGHTLY_WORKERS optional
 #   NIGHTLY_DEVICE        --device of the campaign (cpu or cuda; default: the campaign's, cpu)
@@ -57,6 +58,7 @@ rm -f "$SHARD/done"  # a rerun (a requeued task) is unfinished until it ends
 #    cases, counted COUNT times in the merge.
 args=(campaign --minutes "${NIGHTLY_MINUTES:-60}" --out "$SHARD/campaign" --subject "$SUBJECT" --seed "$SEED" --quiet)
 ((INDEX == 0)) && args+=(--corpus "$CORPUS")
+[[ -n ${NIGHTLY_SUBJECT_GIT:-} ]] && args+=(--subject-git "$NIGHTLY_SUBJECT_GIT")
 [[ -n ${NIGHTLY_MAX_CASES:-} ]] && args+=(--max-cases "$NIGHTLY_MAX_CASES")
 [[ -n ${NIGHTLY_WORKERS:-} ]] && args+=(--workers "$NIGHTLY_WORKERS")
 if [[ -n ${NIGHTLY_DEVICE:-} ]]; then
