@@ -20,8 +20,9 @@ step_t=$t0
 step() { local now; now=$(date +%s); TIMES+=("$(printf '%-28s %5d s' "$1" $((now - step_t)))"); step_t=$now; }
 
 # 1. Debian packages (pinned by the distribution: Debian 12).
+# slurm-wlm + munge: the local single-node cluster of tests/slurm.cmake (9 packages, 3.5 MB).
 DEBS=(cmake ninja-build g++ python3-venv libgtest-dev librapidcheck-dev
-      nlohmann-json3-dev libcli11-dev libfmt-dev clang-14 libclang-rt-14-dev libsqlite3-dev)
+      nlohmann-json3-dev libcli11-dev libfmt-dev clang-14 libclang-rt-14-dev libsqlite3-dev slurm-wlm munge)
 missing=()
 for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

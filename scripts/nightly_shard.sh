@@ -8,8 +8,10 @@
 # Settings (environment):
 #   FLCE_BUILD            build directory (default: build)
 #   NIGHTLY_SUBJECT       subject of the campaign and of subject_fuzzer (default: model)
+#   NIGHTLY_SUBJECT_GIT   REPO@REF: the subject's tree at a commit (--subject-git), e.g. a Liger checkout
 #   NIGHTLY_SEED          base seed, >= 1 (default: 1); libFuzzer reads -seed=0 as "random"
 #   NIGHTLY_MINUTES       campaign budget (default: 60); NIGHTLY_MAX_CASES, NIGHTLY_WORKERS optional
+#   NIGHTLY_DEVICE        --device of the campaign (cpu or cuda; default: the campaign's, cpu)
 #   NIGHTLY_MINIMIZE_S    per-finding shrink budget after exploration (campaign default if unset)
 #   NIGHTLY_CORPUS        case files: shard 0's campaign runs them, every fuzzer starts from them
 #                         (default: corpus/cases)
@@ -24,6 +26,8 @@
 #   NIGHTLY_PROPERTIES    subject-property binary (default: $FLCE_BUILD/properties/flce_subject_properties;
 #                         "none": skip); NIGHTLY_PROP_CASES cases per property (>= 10, default: 50),
 #                         NIGHTLY_PROP_SEED its RapidCheck seed (default: random, printed in the log)
+# OUT_ROOT/shard-INDEX/done is written last: a shard without it did not finish (cancelled,
+# timed out, failed), which scripts/nightly_merge.sh reports.
 # Exit: 0 when all ran (findings are in the reports and logs, not in the exit code), else non-zero.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)  # defaults only; paths given are relative to the caller
@@ -50,13 +54,21 @@ PROP_CASES=${NIGHTLY_PROP_CASES:-50}
 [[ $PROP_CASES =~ ^[0-9]+$ ]] && ((PROP_CASES >= 10)) || die "NIGHTLY_PROP_CASES '$PROP_CASES' must be an integer >= 10"
 SHARD=$ROOT/shard-$INDEX
 mkdir -p "$SHARD/fuzz-corpus" "$SHARD/fuzz-artifacts"
+rm -f "$SHARD/done"  # a rerun (a requeued task) is unfinished until it ends
+# Slurm counts requeues; a restarted task resumes below, and the log says so.
+((${SLURM_RESTART_COUNT:-0} > 0)) && log "restart ${SLURM_RESTART_COUNT} of Slurm job ${SLURM_JOB_ID:-?}: resuming"
 
 # 1. Campaign. Only shard 0 runs the corpus files: on every shard they would be the same
 #    cases, counted COUNT times in the merge.
 args=(campaign --minutes "${NIGHTLY_MINUTES:-60}" --out "$SHARD/campaign" --subject "$SUBJECT" --seed "$SEED" --quiet)
 ((INDEX == 0)) && args+=(--corpus "$CORPUS")
+[[ -n ${NIGHTLY_SUBJECT_GIT:-} ]] && args+=(--subject-git "$NIGHTLY_SUBJECT_GIT")
 [[ -n ${NIGHTLY_MAX_CASES:-} ]] && args+=(--max-cases "$NIGHTLY_MAX_CASES")
 [[ -n ${NIGHTLY_WORKERS:-} ]] && args+=(--workers "$NIGHTLY_WORKERS")
+if [[ -n ${NIGHTLY_DEVICE:-} ]]; then
+  [[ $NIGHTLY_DEVICE =~ ^(cpu|cuda)$ ]] || die "NIGHTLY_DEVICE '$NIGHTLY_DEVICE' must be cpu or cuda"
+  args+=(--device "$NIGHTLY_DEVICE")
+fi
 [[ -n ${NIGHTLY_MINIMIZE_S:-} ]] && args+=(--minimize-s "$NIGHTLY_MINIMIZE_S")
 KNOWN=${NIGHTLY_KNOWN:-$REPO/corpus/expectations.json}
 [[ $KNOWN == none ]] || args+=(--known "$KNOWN")
@@ -91,4 +103,5 @@ if [[ $PROPS != none && -x $PROPS ]]; then
   ((rc == 0)) && log "subject properties: passed" ||
     log "subject properties: FAILED (exit $rc); reproduce strings in $SHARD/properties.log"
 fi
+date -u +%FT%TZ >"$SHARD/done"
 log "done: $SHARD"
