@@ -113,6 +113,8 @@ nlohmann::ordered_json judge_data(const Case& c) {
     elements += t.data.size();
     nlohmann::ordered_json o{{"shape", t.shape}, {"values", hex(t.data)}, {"bounds", hex(bounds.elem.at(nm).data)}};
     if (nm == "predicted_tokens") o["acceptable"] = bounds.acceptable_predictions;
+    // A declared approximation's allowance (grad_filter_eps): the script judges as flce does.
+    if (auto a = bounds.approx.find(nm); a != bounds.approx.end()) o["allowance"] = hex(a->second.data);
     j[nm] = o;
   }
   return elements > (1u << 20) ? nlohmann::ordered_json(nullptr) : j;

@@ -58,6 +58,8 @@ FLCE_SUBJECT_MODULES = {
     "model-bug-input-no-grad": "flce_subjects.bug_input_no_grad",
     "model-bug-two-causes": "flce_subjects.bug_two_causes",
     "model-dtype-out": "flce_subjects.model_dtype_out",
+    "model-approx-filter": "flce_subjects.approx_filter",
+    "model-bug-filter-overreach": "flce_subjects.bug_filter_overreach",
     "segfault": "flce_subjects.crash_segfault",
     "hang": "flce_subjects.crash_hang",
     "cuda-oob": "flce_subjects.crash_cuda_oob",
@@ -420,7 +422,7 @@ def torch_native(torch):
                    supports=supports)
 
 
-def cce(torch):
+def cce(torch, filter_eps=None):
     """cut-cross-entropy's linear_cross_entropy, exact (filter_eps=None), as flce's cce subject maps it."""
     try:
         from cut_cross_entropy import linear_cross_entropy
@@ -444,10 +446,13 @@ def cce(torch):
     def flce(x, w, target, *, ignore_index=-100, reduction="mean", softcap=None, **_):
         impl = "cce" if x.is_cuda else "torch_compile"
         loss = linear_cross_entropy(x, w, target, ignore_index=ignore_index, softcap=softcap, reduction=reduction,
-                                    filter_eps=None, impl=impl)
+                                    filter_eps=filter_eps, impl=impl)
         return loss, None, None, None
 
-    return Subject("cce", flce=flce, version=f"cut-cross-entropy {package_version('cut-cross-entropy', 'unknown')}",
+    version = f"cut-cross-entropy {package_version('cut-cross-entropy', 'unknown')}"
+    if filter_eps is None:
+        return Subject("cce", flce=flce, version=version, supports=supports)
+    return Subject("cce-default", flce=flce, version=f"{version}, filter_eps={filter_eps!r} (its default)",
                    supports=supports)
 
 
@@ -501,6 +506,8 @@ def load_subject(torch, name):
         return liger(torch)
     if name == "cce":
         return cce(torch)
+    if name == "cce-default":
+        return cce(torch, "high")
     module_name, _, attr = FLCE_SUBJECT_MODULES.get(name, name).partition(":")
     try:
         module = importlib.import_module(module_name)
