@@ -109,6 +109,10 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
   std::vector<double> z(static_cast<size_t>(V)), cap(static_cast<size_t>(V)), dz(static_cast<size_t>(V));
   std::vector<double> E(static_cast<size_t>(V)), G(static_cast<size_t>(V));
   double ambiguous_acc = 0;
+  // torch semantics: the reference path's own roundings in the loss dtype (MATH.md item 11).
+  const bool torch_ref = c.semantics != Semantics::LIGER;
+  const DType ldt = loss_dtype(c);
+  const double u_o = torch_ref ? dtype_eps(ldt) : 0.0;
 
   for (int64_t i = 0; i < BT; ++i) {
     int64_t t = in.target[static_cast<size_t>(i)];
@@ -168,6 +172,20 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       l += eps * cw(j) * (lse - cap[static_cast<size_t>(j)]);
       dl += eps * cw(j) * (d_lse + dz[static_cast<size_t>(j)]);
     }
+    // torch semantics (MATH.md item 11): the reference path cross_entropy(logits) stores
+    // log_softmax in the loss dtype (each log-prob rounds once: u_o |z_j - lse|), multiplies a
+    // class weight in that dtype, and with label smoothing sums w_j lp_j per token (rounded
+    // once), reduces that sum apart (two roundings: sum, division) and mixes (1-ls) nll +
+    // (ls/V) smooth (three roundings).
+    if (torch_ref) {
+      const double lp_t = std::fabs(lse - cap[static_cast<size_t>(t)]);
+      dl += (1 - ls) * wy * u_o * lp_t * (c.ce_weight ? 2 : 1);
+      if (ls > 0) {
+        double sm = 0;
+        for (int64_t j = 0; j < V; ++j) sm += cw(j) * std::fabs(lse - cap[static_cast<size_t>(j)]);
+        dl += eps * u_o * sm * ((c.ce_weight ? 3 : 2) + (none ? 0 : 2)) + 3 * u_o * ((1 - ls) * wy * lp_t + eps * sm);
+      }
+    }
     const double zl = lsq * lse * lse;
     // z-loss: lse may also be carried in the logits dtype before squaring
     double dzl = 2 * lsq * std::fabs(lse) * (d_lse + uc * std::fabs(lse));
@@ -200,7 +218,9 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       // the logit error's effect); then rounding grad logits into the logits dtype.
       // A flushing exp (Triton's ex2.approx.ftz) loses a probability below fp32's smallest
       // normal outright, before the upstream gradient scales it (MATH.md item 4).
-      double dp = p * std::expm1(dz[static_cast<size_t>(j)] + d_lse) + std::min(p, underflow(DType::F32));
+      // (torch semantics: log_softmax's backward takes p from the stored, rounded log-prob)
+      double dp = p * std::expm1(dz[static_cast<size_t>(j)] + d_lse + u_o * std::fabs(cap[static_cast<size_t>(j)] - lse)) +
+                  std::min(p, underflow(DType::F32));
       // 1 - t^2 with t = tanh(z/s) accurate to eps_t: tanh's own ulps, and t may be recovered
       // from the stored capped logit as c/s (a rounding into the logits dtype, a division);
       // squaring and subtracting round once each; the argument z/s is itself a division.
@@ -214,8 +234,10 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       // reduction='none': the per-token upstream gradient may be folded into G in the logits
       // dtype (rounded itself, then the product: 2 u_c more; MATH.md item 4).
       const double u_fold = none ? 2 * uc : 0.0;
+      // (torch semantics: nll's backward scales by w_t / D in the loss dtype, one or two roundings)
+      const double u_ref = torch_ref ? u_o * (c.ce_weight ? 2 : 1) : 0.0;
       double e = up * scale * chain * (coef * dp + 2 * lsq * p * d_lse * z_norm) + d_scale * g_unscaled * chain +
-                 scale * g_unscaled * d_chain + (uc + u_fold) * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
+                 scale * g_unscaled * d_chain + (uc + u_fold + u_ref) * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
       G[static_cast<size_t>(j)] = g;
       E[static_cast<size_t>(j)] = e;
       // The filter sees its own |p - onehot|, off the exact one by at most dp: an entry it may
@@ -256,13 +278,22 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     for (double x : v) s += x;
     return s;
   };
-  // reductions over BT tokens accumulate in fp32, then round once into the loss dtype
-  const DType ldt = loss_dtype(c);
+  // reductions over BT tokens accumulate in fp32, then round once into the loss dtype; under
+  // torch semantics on CPU, nll_loss sums the tokens and their weights in the loss dtype itself,
+  // 16 to a partial sum in a cascade (aten LossNLL.cpp): an element meets up to 15 additions
+  // per level and 8 in the final combine, in the loss, and again in D for a mean.
+  double g_red = gamma_prob(static_cast<double>(BT), ua);
+  if (torch_ref && c.device == Device::CPU) {
+    int levels = 1;
+    while (levels < 15 && (int64_t{1} << (4 * levels)) < BT) ++levels;
+    const double adds = std::min(static_cast<double>(BT - 1), 15.0 * levels + 8);  // never more than BT - 1
+    g_red = (adds > 0 ? gamma_prob(adds, u_o) * (mean ? 2 : 1) : 0.0) + gamma_prob(static_cast<double>(BT), ua);
+  }
   if (none) {
     for (size_t k = 0; k < loss_b.size(); ++k) loss_b[k] += dtype_eps(ldt) * loss_abs[k] + underflow(ldt) + tiny;
     bd.elem["loss"] = Tensor64{{BT}, ldt, loss_b};
   } else {
-    double L = sum(loss_b) + (gamma_prob(static_cast<double>(BT), ua) + dtype_eps(ldt)) * sum(loss_abs) + underflow(ldt) + tiny;
+    double L = sum(loss_b) + (g_red + dtype_eps(ldt)) * sum(loss_abs) + underflow(ldt) + tiny;
     bd.elem["loss"] = Tensor64{{}, ldt, {L}};
   }
   if (c.return_z_loss) {

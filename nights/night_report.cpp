@@ -14,7 +14,10 @@ namespace {
 
 std::string verdict_of(const std::vector<ProgressionResult>& progression, const std::string& id) {
   for (auto& p : progression)
-    if (p.id == id) return p.verdict == "changed" ? "changed: now " + p.outcome : p.verdict;
+    if (p.id == id)
+      return p.verdict == "changed"        ? "changed: now " + p.outcome
+             : p.verdict == "passes-alone" ? "passes alone (order-dependent: a pass alone is not a fix)"
+                                           : p.verdict;
   return "";
 }
 

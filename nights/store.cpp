@@ -281,6 +281,9 @@ RecordOutcome Store::record(const NightRecord& n) {
       Stmt u(db, "UPDATE findings SET state = 'fixed', fixed_night = ?2, fixed_identity = ?3, note = ?4 WHERE id = ?1");
       u.bind(1, p.id).bind(2, n.night).bind(3, n.identity_text)
           .bind(4, fmt::format("passed on night {} ({})", n.night, n.identity_text)).run();
+    } else if (p.verdict == "passes-alone") {  // order-dependent: open, not seen, not fixed
+      Stmt u(db, "UPDATE findings SET note = ?2 WHERE id = ?1");
+      u.bind(1, p.id).bind(2, fmt::format("passes alone on night {} (order-dependent: not called fixed)", n.night)).run();
     } else {
       Stmt u(db, "UPDATE findings SET last_night = ?2, torch = ?3, note = ?4 WHERE id = ?1");
       u.bind(1, p.id).bind(2, n.night).bind(3, n.torch)

@@ -49,7 +49,7 @@ struct StoredFinding {
 
 // One night's word on one stored finding, from its re-run before exploring (progression.hpp).
 struct ProgressionResult {
-  std::string id, verdict, outcome;  // verdict: "still-open" | "fixed" | "changed"
+  std::string id, verdict, outcome;  // verdict: "still-open" | "fixed" | "changed" | "passes-alone"
 };
 
 // A finding the campaign reported tonight (its report.json entry, read by night.cpp).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run HERE (the build host), before a GPU run: fills /.carry/ (git-ignored) with what the
 # GPU box lacks, so scripts/gpu_run.sh can build and test offline there.
-#   .carry/root/usr/...   RapidCheck, nlohmann-json, CLI11, fmt (+ libfmt.so.9) from Debian .debs
+#   .carry/root/usr/...   RapidCheck, nlohmann-json, CLI11, fmt (+ libfmt.so.9), SQLite (the findings
+#                         store; the box has no headers) from Debian .debs
 #   .carry/libfuzzer/     libFuzzer runtime archives (clang 14)
 #   .carry/wheels/        liger-kernel==0.8.5, cut-cross-entropy and the pinned ruff wheels (installed there with --no-deps)
 #   .carry/liger/NAME/src Liger-Kernel source trees for `flce gate` (PRs #1324, #1328 and
@@ -18,7 +19,7 @@ die() { printf '[gpu_prepare] FAILED: %s\n' "$*" >&2; exit 1; }
 mkdir -p "$CARRY"
 
 # 1. Header/CMake packages from Debian .debs, extracted without installing.
-DEBS=(librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9)
+DEBS=(librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9 libsqlite3-dev libsqlite3-0)
 if [[ ! -f $CARRY/root/.stamp ]]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
@@ -29,8 +30,10 @@ if [[ ! -f $CARRY/root/.stamp ]]; then
   mkdir -p "$CARRY/root"
   for d in "$tmp"/*.deb; do dpkg -x "$d" "$CARRY/root" || die "dpkg -x $d"; done
   rm -rf "$CARRY/root/usr/share/doc"  # nlohmann's examples alone are megabytes
+  rm -f "$CARRY/root/usr/lib/x86_64-linux-gnu/libsqlite3.a"  # flce links the shared one
   for f in usr/include/rapidcheck.h usr/include/nlohmann/json.hpp usr/include/CLI/CLI.hpp usr/include/fmt/format.h \
-           usr/lib/x86_64-linux-gnu/librapidcheck.a usr/lib/x86_64-linux-gnu/libfmt.so.9; do
+           usr/lib/x86_64-linux-gnu/librapidcheck.a usr/lib/x86_64-linux-gnu/libfmt.so.9 \
+           usr/include/sqlite3.h usr/lib/x86_64-linux-gnu/libsqlite3.so.0; do
     [[ -e $CARRY/root/$f ]] || die "missing $f after extraction"
   done
   touch "$CARRY/root/.stamp"

@@ -17,6 +17,10 @@
 #   eagerT-sS  the eager lane, 8 workers, T = main or wheel (0.8.5), 1.5 min (FLCE_EAGER_MIN)
 #   ten        ten campaigns side by side, 2 workers each, 5 minutes, default --minimize-s and --grace-s
 #              (issue #38: each must end within its budget plus 30 s)
+#   nights     Liger main as a plain tree (git archive, no .git; its commit named through an identity
+#              index of the carried repository), then with --subject-git, one 2-minute night each into
+#              one findings store, seed 53 (FLCE_NIGHT_SEED, FLCE_NIGHT_MIN): the pins must read known
+#              or still open, not new (issue #40)
 #   plantD-sS  planted defect D (scripts/liger_plant.py) alone, default lanes, 1 min, main's known
 #              list (FLCE_MAIN_KNOWN, else every main-sS and ten-main campaign of this box's session;
 #              run one first) and corpus/expectations.json; the planted copies of `ten` get it too
@@ -83,7 +87,7 @@ known_main() {
 
 for part in ${FLCE_PARTS:-short main-s31}; do
   need=150
-  case $part in main-* | mainfinder-*) need=180 ;; ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; oob) need=200 ;; pins) need=60 ;; esac
+  case $part in main-* | mainfinder-*) need=180 ;; nights) need=330 ;; ten) need=360 ;; warm) need=30 ;; pre-*) need=100 ;; guards) need=120 ;; tenk-*) need=330 ;; short) need=90 ;; startup) need=60 ;; triage) need=240 ;; oob) need=200 ;; pins) need=60 ;; esac
   need=${FLCE_NEED:-$need}
   if (($(left) < need)); then stamp "skip $part: $(left) s left of the call, it needs about $need"; continue; fi
   seed=${part##*-s}
@@ -234,6 +238,23 @@ for part in ${FLCE_PARTS:-short main-s31}; do
       campaign "$part" --subject liger --subject-path "/tmp/planted/$d/src" --minutes 1 --seed "$seed" \
         $(known_main) --known corpus/expectations.json --minimize-s 0 --grace-s 20 --case-timeout 120
       python3 -c "import json; print('   expected:', json.load(open('/tmp/planted/expected.json'))['$d'])" 2>/dev/null
+      ;;
+    nights)  # issue #40: Liger main as a plain tree (no .git), then with --subject-git, one night each, one store
+      mkdir -p /tmp/liger-plain "$S/identity"
+      [[ -d /tmp/liger-plain/src ]] || git -C "$REPO" archive main src | tar -x -C /tmp/liger-plain
+      export FLCE_IDENTITY_INDEX=$S/identity
+      "$FLCE" identity --index "$REPO" --refs main --path src -o "$S/identity/liger.json" /tmp/liger-plain/src \
+        >"$S/nights-identity.log" 2>&1
+      echo "== identity: exit $? $(tr '\n' ' ' <"$S/nights-identity.log" | cut -c1-300)"
+      rm -f "$S/nights.db"
+      for n in plain git; do
+        if [[ $n == plain ]]; then src=(--subject-path /tmp/liger-plain/src); else src=(--subject-git "$REPO@main"); fi
+        campaign "nights-$n" --subject liger "${src[@]}" --minutes "${FLCE_NIGHT_MIN:-2}" --seed "${FLCE_NIGHT_SEED:-53}" \
+          --known corpus/expectations.json --store "$S/nights.db" --night "n-$n" --case-timeout 120
+        head -70 "$S/nights-$n/report.md" | cut -c1-300
+      done
+      "$FLCE" store list "$S/nights.db" >"$S/nights-store.txt" 2>&1
+      cut -c1-300 "$S/nights-store.txt" | head -40
       ;;
     ten)
       planted

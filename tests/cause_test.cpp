@@ -81,6 +81,30 @@ TEST(Cause, FeaturesNameFieldsAwayFromTheirDefault) {
   }
 }
 
+TEST(Cause, ACaseWhoseEveryTargetIsIgnoredIsAllIgnoredWhateverItsFraction) {
+  auto has = [](const Case& c, const std::string& f) {
+    const auto fs = features(c);
+    return std::find(fs.begin(), fs.end(), f) != fs.end();
+  };
+  Case c;
+  c.BT = 1;
+  c.ignore_fraction = 0.5;
+  int all = 0, some = 0;
+  for (uint64_t seed = 1; seed <= 64; ++seed) {  // BT=1 at 1/2: about half the seeds ignore the one target
+    c.seed = seed;
+    all += has(c, "ignore_fraction=all");
+    some += has(c, "ignore_fraction=some");
+  }
+  EXPECT_GT(all, 8);
+  EXPECT_GT(some, 8);
+  EXPECT_EQ(all + some, 64);
+  c.BT = 256;  // 256 rows at 1/2: never all ignored
+  c.seed = 3;
+  EXPECT_TRUE(has(c, "ignore_fraction=some"));
+  c.ignore_fraction = 1;
+  EXPECT_TRUE(has(c, "ignore_fraction=all"));
+}
+
 TEST(Cause, DependentFieldsFollowAReset) {
   Case c;
   c.ce_weight = true;

@@ -209,7 +209,7 @@ TEST(Contract, SampledCasesCarryTheSubjectsSemanticsAndDtypes) {
     EXPECT_EQ(c.semantics, Semantics::TORCH) << i;
     EXPECT_EQ(c.input_dtype, DType::F16) << i;
     if (c.label_smoothing > 0) ++smoothing;
-    if (c.label_smoothing > 0 && c.regime == Regime::LARGE_LOGITS) ++smoothing_large;
+    if (c.label_smoothing > 0 && (c.regime == Regime::LARGE_LOGITS || c.regime == Regime::CONFIDENT)) ++smoothing_large;
   }
   EXPECT_GT(smoothing, 0);  // the rule was exercised
   EXPECT_EQ(smoothing_large, 0);

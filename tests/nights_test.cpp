@@ -146,5 +146,36 @@ TEST(Progression, Verdicts) {
   EXPECT_EQ(progression_verdict("tier2-lowering@compiled:inductor", "tier2-lowering@compiled:aot_eager"), "still-open");
 }
 
+TEST(Progression, AnOrderDependentFindingIsNotFixedByAPassAlone) {
+  StoredFinding f;
+  f.cause_status = "not-run";  // its analysis: "the case alone in a fresh worker gives pass"
+  f.case_json = nlohmann::json{{"BT", 4}};
+  EXPECT_EQ(settle_pass("fixed", f), "passes-alone");
+  EXPECT_EQ(settle_pass("still-open", f), "still-open");
+  f.case_json = nlohmann::json{{"schema", 1}, {"sequence", nlohmann::json::array({{{"BT", 4}}})}};
+  EXPECT_EQ(settle_pass("fixed", f), "fixed");  // its sequence re-ran: a pass is a fix
+  f.cause_status = "ablated";
+  f.case_json = nlohmann::json{{"BT", 4}};
+  EXPECT_EQ(settle_pass("fixed", f), "fixed");
+}
+
+TEST(Store, APassAloneKeepsAnOrderDependentFindingOpen) {
+  Scratch s;
+  Store st = Store::open((s.dir / "s.db").string(), "model", true);
+  NightRecord n1 = night("n1", "aaa");
+  SeenFinding od = seen("f-od", "judge:loss:out-of-bounds@compiled");
+  od.cause_status = "not-run";
+  n1.seen.push_back(od);
+  st.record(n1);
+  NightRecord n2 = night("n2", "aaa");
+  n2.progression.push_back({"f-od", "passes-alone", "pass"});
+  n2.seen.push_back(od);  // seen again while exploring: still the same open finding
+  EXPECT_EQ(st.record(n2).findings.at(0).second, "seen");
+  const StoredFinding f = st.get("f-od");
+  EXPECT_EQ(f.state, TriageState::NEW);
+  EXPECT_TRUE(f.fixed_night.empty());
+  EXPECT_EQ(f.last_night, "n2");
+}
+
 }  // namespace
 }  // namespace flce

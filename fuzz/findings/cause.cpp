@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <functional>
 
+#include "case/gen.hpp"
+#include "case/inputs.hpp"
 #include "judge/signature.hpp"
 
 namespace flce {
@@ -13,6 +15,22 @@ namespace {
 constexpr std::string_view kNumeric[] = {"out-of-bounds", "missing", "nonfinite", "prediction", "dtype", "shape"};
 
 bool starts(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
+
+// Every target of every batch the case feeds is ignored (a fraction below 1 can draw that at a
+// small BT): such a case is an all-ignored one, whatever its fraction says. torch-native's
+// all-ignored NaN gradients came out twice, [ignore_fraction=all] and, at BT=1, [=some].
+bool all_targets_ignored(const Case& c) {
+  if (c.ignore_fraction >= 1) return true;
+  if (c.ignore_fraction <= 0 || c.is_op()) return false;
+  std::vector<int64_t> bts = c.extra_BT;
+  bts.push_back(c.BT);
+  for (int64_t bt : bts) {
+    const GenSpec g = make_gen_spec(c, bt);
+    for (int64_t i = 0; i < g.BT; ++i)
+      if (gen_target(g, i) != g.ignore_index) return false;
+  }
+  return true;
+}
 
 std::string dtype_word(DType d) { return std::string(dtype_name(d)); }
 
@@ -82,7 +100,7 @@ const std::vector<FeatureRule>& rules() {
        [](Case& c) { c.regime = Regime::NORMAL; }, false},
       {[](const Case& c) {
          if (c.ignore_fraction == 0) return std::string();
-         return std::string(c.ignore_fraction == 1 ? "ignore_fraction=all" : "ignore_fraction=some");
+         return std::string(all_targets_ignored(c) ? "ignore_fraction=all" : "ignore_fraction=some");
        },
        [](Case& c) { c.ignore_fraction = 0; }, false},
       {[](const Case& c) {
