@@ -16,19 +16,16 @@ constexpr std::string_view kNumeric[] = {"out-of-bounds", "missing", "nonfinite"
 
 bool starts(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
 
-// Every target of every batch the case feeds is ignored (a fraction below 1 can draw that at a
+// Every target of the case's judged batch is ignored (a fraction below 1 can draw that at a
 // small BT): such a case is an all-ignored one, whatever its fraction says. torch-native's
 // all-ignored NaN gradients came out twice, [ignore_fraction=all] and, at BT=1, [=some].
 bool all_targets_ignored(const Case& c) {
   if (c.ignore_fraction >= 1) return true;
   if (c.ignore_fraction <= 0 || c.is_op()) return false;
-  std::vector<int64_t> bts = c.extra_BT;
-  bts.push_back(c.BT);
-  for (int64_t bt : bts) {
-    const GenSpec g = make_gen_spec(c, bt);
-    for (int64_t i = 0; i < g.BT; ++i)
-      if (gen_target(g, i) != g.ignore_index) return false;
-  }
+  // The judged batch only: extra_BT batches are fed before it to the compiled function, not judged.
+  const GenSpec g = make_gen_spec(c, c.BT);
+  for (int64_t i = 0; i < g.BT; ++i)
+    if (gen_target(g, i) != g.ignore_index) return false;
   return true;
 }
 
