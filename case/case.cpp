@@ -93,6 +93,12 @@ class Reader {
       out = j->get<double>();
     }
   }
+  void string(const std::string& k, std::string& out) {
+    if (auto* j = get(k)) {
+      if (!j->is_string()) throw CaseError(path(k), "must be a string, got " + show(*j));
+      out = j->get<std::string>();
+    }
+  }
   void boolean(const std::string& k, bool& out) {
     if (auto* j = get(k)) {
       if (!j->is_boolean()) throw CaseError(path(k), "must be true or false, got " + show(*j));
@@ -193,6 +199,12 @@ std::vector<CaseError> validation_errors(const Case& c) {
        "must be in [0, 1), got " + fmt_num(c.grad_filter_eps));
   rule(c.grad_filter_eps == 0.0 || c.kind == Kind::FLCE, "grad_filter_eps",
        fmt::format("only meaningful for kind flce, got kind {}", name(c.kind)));
+  rule(!c.grad_weight_split || c.kind == Kind::FLCE, "grad_weight_split",
+       fmt::format("only meaningful for kind flce, got kind {}", name(c.kind)));
+  rule(c.softmax_dtype == "fp32" || c.softmax_dtype == "acc" || c.softmax_dtype == "logits", "softmax_dtype",
+       "must be one of fp32, acc, logits, got '" + c.softmax_dtype + "'");
+  rule(c.softmax_dtype == "fp32" || c.kind == Kind::FLCE, "softmax_dtype",
+       fmt::format("only meaningful for kind flce, got kind {}", name(c.kind)));
   rule(std::isfinite(c.grad_output), "grad_output", "must be finite, got " + fmt_num(c.grad_output));
   rule(!(c.requires_grad.bias && !c.bias), "requires_grad.bias", "must be false when bias is false");
   for (auto bt : c.extra_BT) rule(bt >= 1 && bt <= kMaxDim, "extra_BT", fmt::format("entries must be in [1, 2^31], got {}", bt));
@@ -271,6 +283,8 @@ std::string to_json(const Case& c, int indent) {
   j["regime"] = name(c.regime);
   j["semantics"] = name(c.semantics);
   if (c.grad_filter_eps > 0) j["grad_filter_eps"] = c.grad_filter_eps;  // exact cases: absent
+  if (c.grad_weight_split) j["grad_weight_split"] = true;                 // fused cases: absent
+  if (c.softmax_dtype != "fp32") j["softmax_dtype"] = c.softmax_dtype;    // fp32 softmax: absent
   j["seed"] = c.seed;
   return j.dump(indent);
 }
@@ -349,6 +363,8 @@ Case from_json(const std::string& text) {
   r.enumeration("regime", kRegimes, c.regime);
   r.enumeration("semantics", kSemantics, c.semantics);
   r.number("grad_filter_eps", c.grad_filter_eps);
+  r.boolean("grad_weight_split", c.grad_weight_split);
+  r.string("softmax_dtype", c.softmax_dtype);
   r.unsigned64("seed", c.seed);
   r.finish();
   validate(c);
@@ -415,7 +431,8 @@ CaseSize case_size(const Case& c) {
                   (c.use_token_scaling != d.use_token_scaling) + (c.requires_grad != d.requires_grad) +
                   (c.autocast != d.autocast) + (c.compile != d.compile) + (c.extra_BT != d.extra_BT) +
                   (c.regime != d.regime) + (c.semantics != d.semantics) +
-                  (c.grad_filter_eps != d.grad_filter_eps);
+                  (c.grad_filter_eps != d.grad_filter_eps) + (c.grad_weight_split != d.grad_weight_split) +
+                  (c.softmax_dtype != d.softmax_dtype);
   return s;
 }
 

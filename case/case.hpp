@@ -78,6 +78,15 @@ struct Case {
   // approximations"): gradient entries (i, j) with |softmax_ij - onehot_ij| below this may be
   // dropped (cut-cross-entropy's filter_eps). 0: exact, and the canonical JSON omits it.
   double grad_filter_eps = 0.0;
+  // The subject's declared weight-gradient form (contract `grad_weight_form`, MATH.md item 12):
+  // true when grad_weight/grad_bias are the softmax term minus the target term, contracted and
+  // rounded apart (torch's chunked "bulk + correction"). false: G = p - y first; the JSON omits it.
+  bool grad_weight_split = false;
+  // The subject's declared softmax dtype (contract `softmax_dtype`, MATH.md item 13): "fp32" (the
+  // JSON omits it), "logits" (shifted logits, exponentials and softmax stored in the logits dtype),
+  // or "acc" (in the accumulation dtype: the logits dtype when accum_dtype is none, else fp32).
+  std::string softmax_dtype = "fp32";
+  bool softmax_in_logits() const { return softmax_dtype == "logits" || (softmax_dtype == "acc" && !accum_dtype); }
   uint64_t seed = 0;
 
   bool operator==(const Case&) const = default;

@@ -110,6 +110,8 @@ Case under_contract(Case c, const SampleSpace& sp) {
     auto f = sp.grad_filter_eps.find(c.input_dtype);
     const bool here = sp.grad_filter_devices.empty() || sp.grad_filter_devices.count(c.device);
     c.grad_filter_eps = f == sp.grad_filter_eps.end() || !here ? 0.0 : f->second;
+    c.grad_weight_split = sp.grad_weight_split;
+    c.softmax_dtype = sp.softmax_dtype;
   }
   return c;
 }

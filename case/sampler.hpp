@@ -46,6 +46,8 @@ struct SampleSpace {
   // grad_filter_eps, so the judge allows what the filter may drop and says so. Empty: exact.
   std::map<DType, double> grad_filter_eps;
   std::set<Device> grad_filter_devices;  // where the subject filters (empty: every device)
+  bool grad_weight_split = false;        // contract grad_weight_form "split" (MATH.md item 12)
+  std::string softmax_dtype = "fp32";    // contract softmax_dtype (MATH.md item 13)
 };
 
 // A case under a contract: its semantics set, its dtype moved into the supported ones (a pure

@@ -27,7 +27,8 @@ namespace {
 // names are checked against the runner, which costs starting the interpreter.
 constexpr const char* kScriptSubjects[] = {"model", "model-bug-smoothing", "model-bug-bf16-accum", "model-bug-drop-chunk",
                                            "model-bug-second-shape", "model-bug-trace-error", "model-bug-token-grad-rows", "model-bug-autocast-no-bias",
-                                           "model-bug-input-no-grad", "model-bug-two-causes", "model-dtype-out", "liger", "torch-native", "cce", "aten-dtype-out",
+                                           "model-bug-input-no-grad", "model-bug-two-causes", "model-dtype-out", "liger", "torch-native", "torch-native-reference", "torch-native-accurate",
+                                           "torch-native-balanced", "torch-native-chunk1", "cce", "aten-dtype-out",
                                            "segfault", "hang", "cuda-oob"};
 
 std::string base_subject(std::string s) {

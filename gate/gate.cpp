@@ -362,14 +362,14 @@ GateReport run_gate(const GateOptions& opt) {
   for (int taken = 0; taken < opt.sample && k < max_draws; ++k) {
     Case c = sample_case(opt.seed, k, sp);
     if (!fitting(c)) continue;
-    run_one({fmt::format("sample-{}-{}", opt.seed, k), "sample", c, {}});
+    run_one({fmt::format("sample-{}-{}", opt.seed, k), "sample", c, {}, {}});
     ++taken;
   }
   if (opt.fuzz_minutes > 0) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opt.fuzz_minutes * 60);
     for (; std::chrono::steady_clock::now() < deadline; ++k) {
       Case c = sample_case(opt.seed, k, sp);
-      if (fitting(c)) run_one({fmt::format("sample-{}-{}", opt.seed, k), "fuzz", c, {}});
+      if (fitting(c)) run_one({fmt::format("sample-{}-{}", opt.seed, k), "fuzz", c, {}, {}});
     }
   }
   rep.groups = group_regressions(rep.rows);

@@ -101,13 +101,17 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
   std::vector<double> gi_e(want_gi ? static_cast<size_t>(BT * H) : 0, 0), gi_m(gi_e.size(), 0);
   std::vector<double> gw_e(want_gw ? static_cast<size_t>(V * H) : 0, 0), gw_m(gw_e.size(), 0);
   std::vector<double> gb_e(want_gb ? static_cast<size_t>(V) : 0, 0), gb_m(gb_e.size(), 0);
+  // A split weight gradient (MATH.md item 12) rounds its softmax and target terms apart: their
+  // accumulation errors scale with |p| + |y|, not |p - y| (gw_s/gb_s; empty: fused).
+  const bool split = c.grad_weight_split;
+  std::vector<double> gw_s(split ? gw_e.size() : 0, 0), gb_s(split ? gb_e.size() : 0, 0), S(static_cast<size_t>(V), 0);
   // The declared gradient filter's allowance (MATH.md "Declared approximations"): what dropping
   // every entry the filter may select could remove from each gradient element.
   const double f_eps = c.grad_filter_eps;
   std::vector<double> gi_a(f_eps > 0 ? gi_e.size() : 0, 0), gw_a(f_eps > 0 ? gw_e.size() : 0, 0),
       gb_a(f_eps > 0 ? gb_e.size() : 0, 0), A(static_cast<size_t>(V), 0);
   std::vector<double> z(static_cast<size_t>(V)), cap(static_cast<size_t>(V)), dz(static_cast<size_t>(V));
-  std::vector<double> E(static_cast<size_t>(V)), G(static_cast<size_t>(V));
+  std::vector<double> E(static_cast<size_t>(V)), G(static_cast<size_t>(V)), sm(static_cast<size_t>(V), 0.0);
   double ambiguous_acc = 0;
   // torch semantics: the reference path's own roundings in the loss dtype (MATH.md item 11).
   const bool torch_ref = c.semantics != Semantics::LIGER;
@@ -153,6 +157,18 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
     // plus the fp32 sum of V exponentials (relative error of the sum = absolute on lse).
     double d_lse = gamma_prob(static_cast<double>(V), ua);
     for (int64_t j = 0; j < V; ++j) d_lse += std::exp(cap[static_cast<size_t>(j)] - lse) * dz[static_cast<size_t>(j)];
+    // torch semantics on CPU (MATH.md item 11): log_softmax keeps the sum of exponentials in the
+    // loss dtype before its log, a relative rounding of the sum, so u_o absolute on lse.
+    if (torch_ref && c.device == Device::CPU) d_lse += u_o;
+    // A softmax stored in the logits dtype (MATH.md item 13): the shifted logit c_j - m rounds,
+    // so does its exponential, and the sum of exponentials accumulates in that dtype.
+    if (c.softmax_in_logits()) {
+      d_lse += gamma_prob(static_cast<double>(V), uc);
+      for (int64_t j = 0; j < V; ++j) {
+        sm[static_cast<size_t>(j)] = uc * (std::fabs(cap[static_cast<size_t>(j)] - m) + 1);
+        d_lse += std::exp(cap[static_cast<size_t>(j)] - lse) * sm[static_cast<size_t>(j)];
+      }
+    }
     // acceptable predictions: logits that can reach the maximum under their errors
     auto& acc_set = bd.acceptable_predictions[static_cast<size_t>(i)];
     for (int64_t j = 0; j < V; ++j)
@@ -219,7 +235,10 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       // A flushing exp (Triton's ex2.approx.ftz) loses a probability below fp32's smallest
       // normal outright, before the upstream gradient scales it (MATH.md item 4).
       // (torch semantics: log_softmax's backward takes p from the stored, rounded log-prob)
-      double dp = p * std::expm1(dz[static_cast<size_t>(j)] + d_lse + u_o * std::fabs(cap[static_cast<size_t>(j)] - lse)) +
+      // (a softmax in the logits dtype: the shifted logit and its exponential rounded, sm_j, and
+      // the division by the sum rounded once more, u_c)
+      const double u_sm = c.softmax_in_logits() ? sm[static_cast<size_t>(j)] + uc : 0.0;
+      double dp = p * std::expm1(dz[static_cast<size_t>(j)] + d_lse + u_o * std::fabs(cap[static_cast<size_t>(j)] - lse) + u_sm) +
                   std::min(p, underflow(DType::F32));
       // 1 - t^2 with t = tanh(z/s) accurate to eps_t: tanh's own ulps, and t may be recovered
       // from the stored capped logit as c/s (a rounding into the logits dtype, a division);
@@ -240,6 +259,10 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
                  scale * g_unscaled * d_chain + (uc + u_fold + u_ref) * std::fabs(g) + underflow(logits_dtype(c)) + kFloor;
       G[static_cast<size_t>(j)] = g;
       E[static_cast<size_t>(j)] = e;
+      if (split)  // each term of g in absolute value: the softmax part and the target part
+        S[static_cast<size_t>(j)] = up * scale * chain *
+                                    (((1 - ls) * wy * (p + (j == t)) + eps * (w_sum * p + cw(j))) * l_norm +
+                                     2 * lsq * std::fabs(lse) * p * z_norm);
       // The filter sees its own |p - onehot|, off the exact one by at most dp: an entry it may
       // drop loses all of its computed value, at most |g| + e.
       if (f_eps > 0)
@@ -248,6 +271,7 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
       if (want_gb) {
         gb_e[static_cast<size_t>(j)] += e;
         gb_m[static_cast<size_t>(j)] += std::fabs(g);
+        if (split) gb_s[static_cast<size_t>(j)] += S[static_cast<size_t>(j)];
       }
     }
     for (int64_t j = 0; j < V; ++j) {
@@ -263,15 +287,19 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
         for (int64_t k = 0; k < H; ++k) {
           gw_e[static_cast<size_t>(j * H + k)] += e * std::fabs(x[k]);
           gw_m[static_cast<size_t>(j * H + k)] += ag * std::fabs(x[k]);
+          if (split) gw_s[static_cast<size_t>(j * H + k)] += S[static_cast<size_t>(j)] * std::fabs(x[k]);
           if (a > 0) gw_a[static_cast<size_t>(j * H + k)] += a * std::fabs(x[k]);
         }
     }
   }
 
   const double tiny = kFloor;
-  auto finish = [&](std::vector<double>& e, const std::vector<double>& mag, double n_red, double u_red, DType out) {
+  // `red`: the magnitude the accumulation rounds (mag itself, or a split gradient's |p| + |y| form);
+  // the one rounding into the output dtype is relative to the result, at most mag.
+  auto finish = [&](std::vector<double>& e, const std::vector<double>& mag, double n_red, double u_red, DType out,
+                    const std::vector<double>* red = nullptr) {
     for (size_t k = 0; k < e.size(); ++k)
-      e[k] += gamma_prob(n_red, u_red) * mag[k] + dtype_eps(out) * mag[k] + underflow(out) + tiny;
+      e[k] += gamma_prob(n_red, u_red) * (red ? (*red)[k] : mag[k]) + dtype_eps(out) * mag[k] + underflow(out) + tiny;
   };
   auto sum = [](const std::vector<double>& v) {
     double s = 0;
@@ -329,14 +357,16 @@ Bounds compute_bounds(const Case& c, const Inputs& in) {
   // grad_weight/grad_bias: an implementation may round each chunk's partial product into
   // the logits dtype before accumulating (Liger's fallback: mm(...).float()), at most one
   // rounding of u_c per partial sum, bounded by u_c times the magnitude.
-  for (size_t k = 0; k < gw_e.size(); ++k) gw_e[k] += uc * gw_m[k];
-  for (size_t k = 0; k < gb_e.size(); ++k) gb_e[k] += uc * gb_m[k];
+  // Split (MATH.md item 12): each chunk's softmax term and target term are partial products of
+  // their own, rounded apart, so the chunk rounding and the accumulation scale with both terms.
+  for (size_t k = 0; k < gw_e.size(); ++k) gw_e[k] += uc * (split ? gw_s[k] : gw_m[k]);
+  for (size_t k = 0; k < gb_e.size(); ++k) gb_e[k] += uc * (split ? gb_s[k] : gb_m[k]);
   if (want_gw) {
-    finish(gw_e, gw_m, static_cast<double>(BT), u_accw, c.weight_dtype);
+    finish(gw_e, gw_m, static_cast<double>(BT), u_accw, c.weight_dtype, split ? &gw_s : nullptr);
     bd.elem["grad_weight"] = Tensor64{{V, H}, c.weight_dtype, std::move(gw_e)};
   }
   if (want_gb) {
-    finish(gb_e, gb_m, static_cast<double>(BT), u_accw, c.weight_dtype);
+    finish(gb_e, gb_m, static_cast<double>(BT), u_accw, c.weight_dtype, split ? &gb_s : nullptr);
     bd.elem["grad_bias"] = Tensor64{{V}, c.weight_dtype, std::move(gb_e)};
   }
   if (f_eps > 0) {

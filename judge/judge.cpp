@@ -116,8 +116,13 @@ OracleVerdict judge(const std::string& oracle, const Case& c, const Outputs& gol
       if (ov.n_out_of_bounds) {
         ov.finding = Flaw::PREDICTION;
         ov.worst_ratio = std::numeric_limits<double>::infinity();
-        ov.detail = fmt::format("{} of {} tokens predicted outside the acceptable set (first at {}: got {}, expected {})",
-                                ov.n_out_of_bounds, g.data.size(), ov.worst_index, s.data[ov.worst_index],
+        const double got = s.data[ov.worst_index];
+        // An index outside the vocabulary is wrong whatever the row holds; say so in the subject's terms.
+        const std::string where = got < 0 || got >= static_cast<double>(c.V)
+                                      ? fmt::format(", not a vocabulary index: V = {}", c.V)
+                                      : std::string();
+        ov.detail = fmt::format("{} of {} tokens predicted outside the acceptable set (first at {}: got {}{}, expected {})",
+                                ov.n_out_of_bounds, g.data.size(), ov.worst_index, got, where,
                                 g.data[ov.worst_index]);
       }
       if (ov.worst_index >= 0) ov.got_at_worst = s.data[ov.worst_index], ov.golden_at_worst = g.data[ov.worst_index];

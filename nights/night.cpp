@@ -38,6 +38,10 @@ nlohmann::json known_file(const Store& store) {
     if (!f.open()) continue;  // a fixed finding seen again is news: a regression
     fs_.push_back({{"id", f.id}, {"signature", f.outcome}, {"cause_status", f.cause_status}, {"cause", f.key},
                    {"failure", f.failure}, {"essential", f.essential}});
+    // Its symptoms and variants: tonight's sighting of one is a sighting of this finding.
+    for (auto& a : f.aliases)
+      fs_.push_back({{"id", f.id}, {"signature", a.outcome}, {"cause_status", a.cause_status}, {"cause", a.key},
+                     {"failure", a.failure}, {"essential", a.essential}});
   }
   return {{"store", store.path()}, {"findings", fs_}};
 }
@@ -82,6 +86,8 @@ RecordOutcome record_campaign_dir(Store& store, const fs::path& dir, const std::
       if (e.is_string()) s.essential.push_back(e.get<std::string>());
     s.hits = f.value("count", int64_t{0});
     s.known = f.value("known", "");
+    s.root = f.value("root", "");
+    s.root_why = f.value("root_why", "");
     s.store_id = store_id_of(s.known);
     const fs::path fd = dir / "findings" / s.id;
     s.case_file = fs::exists(fd / "minimized.json") ? "minimized.json" : "case.json";

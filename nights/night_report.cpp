@@ -36,6 +36,11 @@ nlohmann::ordered_json line_of(const StoredFinding& f) {
   if (!f.why.empty()) x["why"] = f.why;
   if (!f.fixed_night.empty()) x["fixed_night"] = f.fixed_night, x["fixed_identity"] = f.fixed_identity;
   if (!f.note.empty()) x["note"] = f.note;
+  if (!f.aliases.empty()) {  // its symptoms and variants (fuzz/findings/root_cause.hpp)
+    auto a = nlohmann::ordered_json::array();
+    for (auto& al : f.aliases) a.push_back(al.key);
+    x["also_shows_as"] = a;
+  }
   return x;
 }
 
@@ -49,6 +54,14 @@ std::string cell(const std::string& s) {
   std::string o;
   for (char c : s) o += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
   return o;
+}
+
+// "`key`", and the other keys it showed as.
+std::string key_cell(const nlohmann::ordered_json& x) {
+  std::string s = "`" + cell(x.value("key", "")) + "`";
+  if (x.contains("also_shows_as"))
+    for (auto& k : x["also_shows_as"]) s += "<br>also shows as `" + cell(k.get<std::string>()) + "`";
+  return s;
 }
 
 std::string triage_cell(const nlohmann::ordered_json& x) {
@@ -69,7 +82,7 @@ std::string markdown_of(const nlohmann::ordered_json& s) {
   else {
     md += "| finding | outcome | seen on | cases |\n|---|---|---|---|\n";
     for (auto& x : s["new"])
-      md += fmt::format("| `{}`{} | {} | {} | {} |\n", cell(x.value("key", "")),
+      md += fmt::format("| {}{} | {} | {} | {} |\n", key_cell(x),
                         x.value("regressed", false) ? " **regressed**: " + cell(x.value("note", "")) : "",
                         cell(x.value("outcome", "")), cell(x["identities"].empty() ? "" : x["identities"].back().get<std::string>()),
                         x.value("hits", 0));
@@ -98,7 +111,7 @@ std::string markdown_of(const nlohmann::ordered_json& s) {
     for (auto& x : s["still_open"]) {
       std::string ids;
       for (auto& i : x["identities"]) ids += (ids.empty() ? "" : "; ") + i.get<std::string>();
-      md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", cell(x.value("key", "")), cell(triage_cell(x)),
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", key_cell(x), cell(triage_cell(x)),
                         cell(x.value("tonight", "")), x.value("first_night", ""), x.value("last_night", ""), cell(ids));
     }
     md += "\n";

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <map>
 #include <fmt/format.h>
 
 #include "fuzz/findings/finding.hpp"
@@ -25,6 +26,8 @@ CREATE TABLE IF NOT EXISTS findings(id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQU
   fixed_identity TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS sightings(finding TEXT NOT NULL, night TEXT NOT NULL, identity TEXT NOT NULL,
   dir TEXT NOT NULL, hits INTEGER NOT NULL, PRIMARY KEY(finding, night, identity, dir));
+CREATE TABLE IF NOT EXISTS aliases(key TEXT PRIMARY KEY, finding TEXT NOT NULL, outcome TEXT NOT NULL,
+  failure TEXT NOT NULL, cause_status TEXT NOT NULL, essential TEXT NOT NULL, why TEXT NOT NULL);
 )SQL";
 
 // A prepared statement; every step's return code is checked.
@@ -115,7 +118,35 @@ StoredFinding row_of(const Stmt& s) {
   return f;
 }
 
+// Two findings one pin explains are one bug by the pin's own claim: the second night's ablation may
+// keep another feature set (another key), and must not file the pinned bug twice.
+constexpr const char* kPinAlias = "known:";
+std::string pin_key(const SeenFinding& s) {
+  return s.known.empty() || !s.store_id.empty() ? "" : kPinAlias + s.outcome + " | " + s.known;
+}
+void add_alias(sqlite3* db, const std::string& key, const std::string& finding, const SeenFinding& s,
+               const std::string& why) {
+  Stmt a(db, "INSERT OR IGNORE INTO aliases(key, finding, outcome, failure, cause_status, essential, why) "
+             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  a.bind(1, key).bind(2, finding).bind(3, s.outcome).bind(4, s.failure).bind(5, s.cause_status)
+      .bind(6, nlohmann::json(s.essential).dump()).bind(7, why).run();
+}
+
+void fill_aliases(sqlite3* db, StoredFinding& f) {
+  Stmt s(db, "SELECT key, outcome, failure, cause_status, essential, why FROM aliases WHERE finding = ?1 ORDER BY rowid");
+  s.bind(1, f.id);
+  f.aliases.clear();
+  while (s.step()) {
+    if (s.text(0).rfind(kPinAlias, 0) == 0) continue;  // a pin's key, not a symptom
+    StoredFinding::Alias a{s.text(0), s.text(1), s.text(2), s.text(3), s.text(5), {}};
+    for (auto& e : nlohmann::json::parse(s.text(4), nullptr, false))
+      if (e.is_string()) a.essential.push_back(e.get<std::string>());
+    f.aliases.push_back(std::move(a));
+  }
+}
+
 void fill_sightings(sqlite3* db, StoredFinding& f) {
+  fill_aliases(db, f);
   Stmt s(db, "SELECT identity, SUM(hits) FROM sightings WHERE finding = ?1 GROUP BY identity ORDER BY MIN(rowid)");
   s.bind(1, f.id);
   f.hits = 0;
@@ -291,10 +322,41 @@ RecordOutcome Store::record(const NightRecord& n) {
       sighting(db, p.id, n, n.dir + "#progression", 1);
     }
   }
-  for (auto& s : n.seen) {
+  // Findings that stand for themselves first: a symptom is filed under its root's stored id.
+  std::vector<const SeenFinding*> order;
+  for (auto& s : n.seen)
+    if (s.root.empty()) order.push_back(&s);
+  for (auto& s : n.seen)
+    if (!s.root.empty()) order.push_back(&s);
+  std::map<std::string, std::string> stored_as;  // campaign id -> store id, tonight
+  for (const SeenFinding* sp : order) {
+    const SeenFinding& s = *sp;
     std::optional<StoredFinding> f;
     if (!s.store_id.empty()) f = by(db, "id = ?1", s.store_id);
     if (!f) f = by(db, "key = ?1", s.key);
+    if (!f) {
+      Stmt a(db, "SELECT finding FROM aliases WHERE key = ?1");
+      a.bind(1, s.key);
+      if (a.step()) f = by(db, "id = ?1", a.text(0));
+    }
+    const std::string pin = pin_key(s);
+    if (!f && !pin.empty()) {
+      Stmt a(db, "SELECT finding FROM aliases WHERE key = ?1");
+      a.bind(1, pin);
+      if (a.step()) f = by(db, "id = ?1", a.text(0));
+      if (f) add_alias(db, s.key, f->id, s, "explained by the same pin: " + s.known);
+    }
+    if (f && !pin.empty()) add_alias(db, pin, f->id, s, s.known);
+    if (!f && !s.root.empty())
+      if (auto r = stored_as.find(s.root); r != stored_as.end()) {
+        f = by(db, "id = ?1", r->second);
+        if (f) {
+          add_alias(db, s.key, f->id, s, s.root_why);
+          sighting(db, f->id, n, n.dir + "#" + s.id, s.hits);
+          out.findings.emplace_back(f->id, "symptom");
+          continue;
+        }
+      }
     if (f) {
       std::string what = "seen";
       if (f->state == TriageState::FIXED) {
@@ -310,7 +372,9 @@ RecordOutcome Store::record(const NightRecord& n) {
         Stmt c(db, "UPDATE findings SET case_json = ?2, case_file = ?3 WHERE id = ?1");
         c.bind(1, f->id).bind(2, s.case_json.dump()).bind(3, s.case_file).run();
       }
-      sighting(db, f->id, n, n.dir, s.hits);
+      // A symptom seen again keeps its own sighting row beside its root's.
+      sighting(db, f->id, n, s.root.empty() ? n.dir : n.dir + "#" + s.id, s.hits);
+      stored_as[s.id] = f->id;
       out.findings.emplace_back(f->id, what);
       continue;
     }
@@ -327,7 +391,9 @@ RecordOutcome Store::record(const NightRecord& n) {
     in.bind(11, n.torch).bind(12, n.night)
         .bind(13, fmt::format("first seen on night {} ({}){}", n.night, n.identity_text, s.known.empty() ? "" : "; known: " + s.known));
     in.run();
+    if (!pin.empty()) add_alias(db, pin, id, s, s.known);
     sighting(db, id, n, n.dir, s.hits);
+    stored_as[s.id] = id;
     out.findings.emplace_back(id, s.known.empty() ? "new" : "known");
   }
   t.commit();

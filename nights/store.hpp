@@ -44,6 +44,13 @@ struct StoredFinding {
   std::string link, owner, why;
   std::string fixed_night, fixed_identity;  // FIXED: the first night it passed, and on what
   std::string note;  // the last progression's word: "still fails", "changed: <outcome>", "regressed ..."
+  // Other keys this finding showed as (fuzz/findings/root_cause.hpp): its symptoms and
+  // order-dependent variants, filed under it, and known under it on later nights.
+  struct Alias {
+    std::string key, outcome, failure, cause_status, why;
+    std::vector<std::string> essential;
+  };
+  std::vector<Alias> aliases;
   bool open() const { return state != TriageState::FIXED; }
 };
 
@@ -56,6 +63,7 @@ struct ProgressionResult {
 struct SeenFinding {
   std::string id, key, outcome, failure, cause_status, lane, store_id;  // store_id: matched via the store's known list
   std::string known;  // what the campaign filed it under ("" new; a pin's or the store's source)
+  std::string root, root_why;  // listed under another finding of tonight's (its campaign id), and why
   std::vector<std::string> essential;
   int64_t hits = 0;
   nlohmann::json case_json;
@@ -69,7 +77,8 @@ struct NightRecord {
 };
 
 // What recording a night did to each finding: "new", "regressed", "seen" (in the store, seen
-// again), "known" (new to the store, but known to another list: a corpus pin).
+// again), "known" (new to the store, but known to another list: a corpus pin); a finding listed
+// under a root is recorded as a sighting of its root ("symptom"), its key an alias of the root's.
 struct RecordOutcome {
   std::vector<std::pair<std::string, std::string>> findings;  // (store id, what)
 };

@@ -390,8 +390,19 @@ def aten_dtype_out(torch):
     return Subject("aten-dtype-out", op=op, version=f"aten {torch.__version__}", supports=supports)
 
 
-def torch_native(torch):
-    """torch.nn.functional.linear_cross_entropy, mapped as flce's torch-native subject maps it."""
+# flce's torch-native paths (flce_subjects/torch_native_paths.py): name -> (chunked options, what).
+TORCH_NATIVE_PATHS = {
+    "torch-native": ({}, ""),
+    "torch-native-reference": (None, "options=None (the reference path)"),
+    "torch-native-accurate": ({"acc_policy": "accurate"}, "acc_policy='accurate'"),
+    "torch-native-balanced": ({"acc_policy": "balanced"}, "acc_policy='balanced'"),
+    "torch-native-chunk1": ({"batch_chunk_size": 1, "chunking_method": None}, "batch_chunk_size=1"),
+}
+
+
+def torch_native(torch, name="torch-native"):
+    """torch.nn.functional.linear_cross_entropy, mapped as flce's torch-native subjects map it."""
+    chunked, what = TORCH_NATIVE_PATHS[name]
     api = getattr(torch.nn.functional, "linear_cross_entropy", None)
     if api is None or not hasattr(torch.nn, "LinearCrossEntropyOptions"):
         raise Skip(f"torch {torch.__version__} has no torch.nn.functional.linear_cross_entropy (torch >= 2.13)")
@@ -406,20 +417,23 @@ def torch_native(torch):
         low = case["autocast"] != "none" or case["input_dtype"] != "fp32"
         if not reason and case.get("ce_weight") and case.get("label_smoothing", 0) > 0 and low:
             reason = "option label_smoothing+ce_weight not supported by torch-native with fp16/bf16 logits"
+        if not reason and case.get("ce_weight") and low and chunked is None:  # its weight must match the logits
+            reason = ("option ce_weight not supported by the reference path with fp16/bf16 logits"
+                      " (weight dtype must match)")
         return reason or None
 
     def flce(x, w, target, *, bias=None, ce_weight=None, ignore_index=-100, lse_square_scale=0.0, label_smoothing=0.0,
              reduction="mean", softcap=None, return_z_loss=False, accum_dtype=None, use_token_scaling=False,
              return_token_accuracy=False, return_predicted_tokens=False):
         options = None
-        if label_smoothing == 0:
-            options = torch.nn.LinearCrossEntropyOptions(acc_dtype=accum_dtype)  # None: torch's own default
+        if label_smoothing == 0 and chunked is not None:  # acc_dtype None: torch's own default
+            options = torch.nn.LinearCrossEntropyOptions(acc_dtype=accum_dtype, **chunked)
         loss = api(x, w, target, linear_bias=bias, weight=ce_weight, reduction=reduction, ignore_index=ignore_index,
                    label_smoothing=label_smoothing, options=options)
         return loss, None, None, None
 
-    return Subject("torch-native", flce=flce, version=f"torch {torch.__version__} F.linear_cross_entropy",
-                   supports=supports)
+    return Subject(name, flce=flce, supports=supports,
+                   version=f"torch {torch.__version__} F.linear_cross_entropy" + (f", {what}" if what else ""))
 
 
 def cce(torch, filter_eps=None):
@@ -500,8 +514,8 @@ def load_subject(torch, name):
         sys.path.insert(0, os.path.abspath(SUBJECT_PATH))
     if name == "aten-dtype-out":
         return aten_dtype_out(torch)
-    if name == "torch-native":
-        return torch_native(torch)
+    if name in TORCH_NATIVE_PATHS:
+        return torch_native(torch, name)
     if name == "liger":
         return liger(torch)
     if name == "cce":

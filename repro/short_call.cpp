@@ -32,7 +32,21 @@ Call make_call(const Case& c) {
   return k;
 }
 
-std::vector<std::string> subject_kwargs(const Case& c, const std::string& base) {
+bool torch_native_path(const std::string& subject, Call* k) {
+  static const std::pair<const char*, const char*> kPaths[] = {
+      {"torch-native-accurate", "acc_policy=\"accurate\""},
+      {"torch-native-balanced", "acc_policy=\"balanced\""},
+      {"torch-native-chunk1", "batch_chunk_size=1, chunking_method=None"}};
+  if (subject == "torch-native-reference") return k->reference_path = true;
+  for (auto& [name, options] : kPaths)
+    if (subject == name) {
+      k->options = options;
+      return true;
+    }
+  return false;
+}
+
+std::vector<std::string> subject_kwargs(const Case& c, const std::string& base, const Call& k) {
   std::vector<std::string> kw;
   if (base == "torch-native") {
     if (c.bias) kw.push_back("linear_bias=bias");
@@ -40,9 +54,11 @@ std::vector<std::string> subject_kwargs(const Case& c, const std::string& base) 
     if (c.reduction != Reduction::MEAN) kw.push_back(fmt::format("reduction=\"{}\"", name(c.reduction)));
     if (c.ignore_index != -100) kw.push_back(fmt::format("ignore_index={}", c.ignore_index));
     if (c.label_smoothing != 0) kw.push_back("label_smoothing=" + py::float_lit(c.label_smoothing));
-    else  // flce's torch-native: the chunked path, accumulating in accum_dtype (else torch's own default)
+    if (k.reference_path) kw.push_back("options=None");  // linear + cross_entropy, the reference path
+    else if (c.label_smoothing == 0)  // the chunked path, accumulating in accum_dtype (else torch's own default)
       kw.push_back("options=torch.nn.LinearCrossEntropyOptions(acc_dtype=" +
-                   (c.accum_dtype ? py::torch_dtype(*c.accum_dtype) : std::string("None")) + ")");
+                   (c.accum_dtype ? py::torch_dtype(*c.accum_dtype) : std::string("None")) +
+                   (k.options.empty() ? "" : ", " + k.options) + ")");
     return kw;
   }
   if (base == "cce") {  // cut-cross-entropy, exact (no gradient filtering); its Triton kernels on CUDA
@@ -85,7 +101,7 @@ std::vector<std::string> forward_def(const Case& c, const std::string& base, con
     return l;
   }
   std::vector<std::string> args{"x", "w", "target"};
-  for (auto& kw : subject_kwargs(c, base)) args.push_back(kw);
+  for (auto& kw : subject_kwargs(c, base, k)) args.push_back(kw);
   const std::string fn = base == "liger"          ? "liger_fused_linear_cross_entropy"
                          : base == "torch-native" ? "torch.nn.functional.linear_cross_entropy"
                          : base == "cce"          ? "linear_cross_entropy"

@@ -45,10 +45,13 @@ using namespace short_form;
 constexpr const char* kNoKernel = "op-not-implemented-on-device";
 constexpr Backend kLadder[] = {Backend::EAGER, Backend::AOT_EAGER, Backend::AOT_EAGER_DECOMP_PARTITION, Backend::INDUCTOR};
 
-std::string base_subject(const std::string& s, bool* workaround) {
+// The subject without "+workaround"; each torch-native path is "torch-native" with `path` set.
+std::string base_subject(const std::string& s, bool* workaround, Call* path = nullptr) {
   const std::string suffix = "+workaround";
   *workaround = s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  return *workaround ? s.substr(0, s.size() - suffix.size()) : s;
+  const std::string base = *workaround ? s.substr(0, s.size() - suffix.size()) : s;
+  Call scratch;
+  return torch_native_path(base, path ? path : &scratch) ? "torch-native" : base;
 }
 
 // One alternative of an expected outcome, as far as the short form can name it.
@@ -116,7 +119,7 @@ bool subject_runs_kind(const std::string& base, const Case& c) {
   return c.is_op() ? base == "aten-dtype-out" : base != "aten-dtype-out";
 }
 
-std::string torch_native_lacks(const Case& c) {
+std::string torch_native_lacks(const Case& c, bool reference_path) {
   if (c.return_z_loss || c.lse_square_scale != 0) return "z-loss";
   if (c.softcap) return "softcap";
   if (c.use_token_scaling) return "token scaling";
@@ -124,6 +127,8 @@ std::string torch_native_lacks(const Case& c) {
   if (c.return_predicted_tokens) return "predicted tokens";
   const bool low = c.autocast != Autocast::NONE || c.input_dtype != DType::F32;
   if (c.ce_weight && c.label_smoothing > 0 && low) return "label_smoothing+ce_weight with fp16/bf16 logits";
+  // Its cross_entropy wants the class weight in the logits' dtype; the case's is fp32.
+  if (c.ce_weight && low && reference_path) return "ce_weight with fp16/bf16 logits on the reference path";
   return "";
 }
 
@@ -146,7 +151,8 @@ Plan make_plan(const EmitSpec& s, bool sequence) {
   Plan p;
   const Case& c = s.c;
   bool workaround = false;
-  const std::string base = base_subject(s.subject, &workaround);
+  Call path;
+  const std::string base = base_subject(s.subject, &workaround, &path);
   auto no = [&](std::string why) {
     p.why_long = std::move(why);
     return p;
@@ -161,8 +167,8 @@ Plan make_plan(const EmitSpec& s, bool sequence) {
     return no("a plug-in subject: the long form loads it by flce's plug-in rules");
   if (!subject_runs_kind(base, c)) return no("the subject does not run this kind of case (flce: unsupported)");
   if (base == "liger" && c.device != Device::CUDA) return no("liger runs only CUDA cases (flce: unsupported)");
-  if (base == "torch-native" && !torch_native_lacks(c).empty())
-    return no("torch-native cannot express " + torch_native_lacks(c) + " (flce: unsupported)");
+  if (const std::string lacks = torch_native_lacks(c, path.reference_path); base == "torch-native" && !lacks.empty())
+    return no("torch-native cannot express " + lacks + " (flce: unsupported)");
   if (base == "cce" && !cce_lacks(c).empty()) return no("cce cannot express " + cce_lacks(c) + " (flce: unsupported)");
   const Table table = signature_table(s.signatures_json);
   const std::set<std::string> known(table.ids.begin(), table.ids.end());
@@ -304,12 +310,12 @@ std::string emit_short_python(const EmitSpec& s) {
   if (!p.why_long.empty()) throw std::logic_error("short repro: " + p.why_long);
   const Case& c = s.c;
   bool workaround = false;
-  const std::string base = base_subject(s.subject, &workaround);
+  Call k = make_call(c);
+  const std::string base = base_subject(s.subject, &workaround, &k);
   const bool cuda = c.device == Device::CUDA, flce_subject = kFlceSubjects.count(base) > 0;
   const std::string dev = cuda ? "cuda" : "cpu", backend(name(c.compile.backend));
   const Inputs in = make_inputs(c);
   const Bounds bounds = compute_bounds(c, in);
-  const Call k = make_call(c);
   std::vector<std::string> conds;
   for (auto& e : p.entries) conds.push_back(entry_condition(e, c));
   const bool ranges = std::any_of(conds.begin(), conds.end(), [](const std::string& x) { return !x.empty(); });

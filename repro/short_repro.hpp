@@ -40,11 +40,19 @@ struct Call {
   std::vector<std::string> params, leaves, args;
   bool grads = false;   // some leaf requires grad: a backward runs
   bool extras = false;  // z_loss, token_accuracy or predicted_tokens are returned too
+  // torch-native's paths (subjects/flce_subjects/torch_native_paths.py): options=None on every
+  // case, or what LinearCrossEntropyOptions gets beside acc_dtype (e.g. acc_policy="accurate").
+  bool reference_path = false;
+  std::string options;
 };
 Call make_call(const Case& c);
 
+// One of flce's torch-native paths ("torch-native-accurate", ...): sets `k`'s path fields and
+// returns true; false for any other subject.
+bool torch_native_path(const std::string& subject, Call* k);
+
 // `def forward(...)`: the subject's call with only the keyword arguments the case uses. `base`
-// is the subject without "+workaround".
+// is the subject without "+workaround", and "torch-native" for each of its paths.
 std::vector<std::string> forward_def(const Case& c, const std::string& base, const Call& k);
 // One call of `fn`, indented by `indent`: leaves, forward (under autocast), backward with the
 // case's upstream gradient; `outputs`: keep what the judge reads, else only what backward needs.

@@ -252,6 +252,7 @@ for part in ${FLCE_PARTS:-short main-s31}; do
         campaign "nights-$n" --subject liger "${src[@]}" --minutes "${FLCE_NIGHT_MIN:-2}" --seed "${FLCE_NIGHT_SEED:-53}" \
           --known corpus/expectations.json --store "$S/nights.db" --night "n-$n" --case-timeout 120
         head -70 "$S/nights-$n/report.md" | cut -c1-300
+        sed -n '/^## Listed under their root cause/,/^## [^L]/p' "$S/nights-$n/report.md" | cut -c1-400 | head -20
       done
       "$FLCE" store list "$S/nights.db" >"$S/nights-store.txt" 2>&1
       cut -c1-300 "$S/nights-store.txt" | head -40

@@ -75,6 +75,17 @@ TEST(Cause, FeaturesNameFieldsAwayFromTheirDefault) {
   for (auto& a : ablations(c, *failure_class("cuda-illegal-memory-access@compiled:inductor"))) fault.push_back(a.feature);
   EXPECT_EQ(fault, (std::vector<std::string>{"dtype=fp32", "softcap", "reduction=none", "token_grad=log_spread",
                                              "compile.dynamic=true"}));
+  // The contract is the subject's, never a feature of the case: no ablation judges another promise.
+  Case torch = c;
+  torch.semantics = Semantics::TORCH;
+  torch.grad_weight_split = true;
+  std::vector<std::string> judged;
+  for (auto& a : ablations(torch, *failure_class("judge:grad_weight:out-of-bounds@eager"))) {
+    judged.push_back(a.feature);
+    EXPECT_EQ(a.reset.semantics, Semantics::TORCH) << a.feature;
+    EXPECT_TRUE(a.reset.grad_weight_split) << a.feature;
+  }
+  EXPECT_EQ(judged, eager);
   for (auto& a : ablations(c, *failure_class("judge:loss:out-of-bounds@compiled"))) {
     EXPECT_TRUE(validation_errors(a.reset).empty()) << a.feature;
     EXPECT_NE(a.reset, c) << a.feature;

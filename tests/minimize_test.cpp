@@ -58,6 +58,25 @@ TEST(Minimize, KeepsTheExactOutcomeAndShrinksToTheBoundary) {
   EXPECT_LT(case_size(r.minimized).non_default, case_size(r.original).non_default);
 }
 
+// The subject's contract travels with the case: judged under another promise, the minimized
+// case would be another finding (a torch-semantics case shrunk to Liger's, e.g.).
+TEST(Minimize, NeverChangesTheContractsFields) {
+  Case c = noisy();
+  c.semantics = Semantics::TORCH;
+  c.grad_weight_split = true;
+  c.softmax_dtype = "logits";
+  c.grad_filter_eps = 0.25;
+  MinimizeOptions opt;
+  opt.outcome = fake_outcome;
+  MinimizeResult r = minimize(c, opt);
+  EXPECT_EQ(r.outcome, "tier2-lowering@compiled:inductor");
+  EXPECT_EQ(r.minimized.BT, 1);  // it did shrink
+  EXPECT_EQ(r.minimized.semantics, Semantics::TORCH);
+  EXPECT_TRUE(r.minimized.grad_weight_split);
+  EXPECT_EQ(r.minimized.softmax_dtype, "logits");
+  EXPECT_EQ(r.minimized.grad_filter_eps, 0.25);
+}
+
 TEST(Minimize, StopsAtTheBudgetWithoutStartingARunPastIt) {
   MinimizeOptions opt;
   opt.budget_s = 0.05;

@@ -177,5 +177,74 @@ TEST(Store, APassAloneKeepsAnOrderDependentFindingOpen) {
   EXPECT_EQ(f.last_night, "n2");
 }
 
+TEST(Store, ASymptomIsASightingOfItsRootAndKnownUnderItLater) {
+  Scratch s;
+  Store st = Store::open((s.dir / "s.db").string(), "model", true);
+  NightRecord n1 = night("n1", "aaa");
+  SeenFinding sym = seen("c-2", "out-of-bounds@compiled[ce_weight,ignore_fraction=all,reduction=none]");
+  sym.root = "c-1", sym.root_why = "a symptom of nonfinite@compiled[ce_weight,ignore_fraction=all]";
+  sym.hits = 12;
+  n1.seen.push_back(sym);  // listed before its root: the store files roots first all the same
+  SeenFinding root = seen("c-1", "nonfinite@compiled[ce_weight,ignore_fraction=all]");
+  root.hits = 8;
+  n1.seen.push_back(root);
+  const RecordOutcome r1 = st.record(n1);
+  ASSERT_EQ(r1.findings.size(), 2u);
+  EXPECT_EQ(r1.findings[0], std::make_pair(std::string("c-1"), std::string("new")));
+  EXPECT_EQ(r1.findings[1], std::make_pair(std::string("c-1"), std::string("symptom")));
+  ASSERT_EQ(st.findings().size(), 1u) << "one root cause, one stored finding";
+  StoredFinding f = st.get("c-1");
+  EXPECT_EQ(f.hits, 20);
+  ASSERT_EQ(f.aliases.size(), 1u);
+  EXPECT_EQ(f.aliases[0].key, sym.key);
+  EXPECT_EQ(f.aliases[0].why, sym.root_why);
+  // Night 2: only the symptom shows, and tonight's campaign did not group it (its root did not
+  // show): the store still files it under the root, not as new.
+  NightRecord n2 = night("n2", "aaa");
+  SeenFinding again = sym;
+  again.id = "d-7", again.root.clear(), again.root_why.clear();
+  n2.seen.push_back(again);
+  const RecordOutcome r2 = st.record(n2);
+  ASSERT_EQ(r2.findings.size(), 1u);
+  EXPECT_EQ(r2.findings[0], std::make_pair(std::string("c-1"), std::string("seen")));
+  EXPECT_EQ(st.findings().size(), 1u);
+  EXPECT_EQ(st.get("c-1").last_night, "n2");
+}
+
+TEST(Store, FindingsOnePinExplainsAreOneStoredFinding) {
+  Scratch s;
+  Store st = Store::open((s.dir / "s.db").string(), "model", true);
+  const std::string pin = "expectations.json: cases/a.json (torch >=2.13,<2.14)";
+  NightRecord n1 = night("n1", "aaa");
+  SeenFinding a = seen("c-1", "out-of-bounds@compiled[ignore_fraction=some]");
+  a.known = pin;
+  n1.seen.push_back(a);
+  st.record(n1);
+  // Night 2's ablation keeps one more feature: another key, the same pin.
+  NightRecord n2 = night("n2", "aaa");
+  SeenFinding b = seen("d-1", "out-of-bounds@compiled[dtype=fp32,ignore_fraction=some]");
+  b.known = pin;
+  n2.seen.push_back(b);
+  // Another outcome under the same pin is not merged: a pin explains one class.
+  SeenFinding other = seen("d-2", "nonfinite@compiled[ignore_fraction=some]");
+  other.outcome = "judge:loss:nonfinite@compiled", other.known = pin;
+  n2.seen.push_back(other);
+  const RecordOutcome r2 = st.record(n2);
+  ASSERT_EQ(r2.findings.size(), 2u);
+  EXPECT_EQ(r2.findings[0], std::make_pair(std::string("c-1"), std::string("seen")));
+  EXPECT_EQ(r2.findings[1], std::make_pair(std::string("d-2"), std::string("known")));
+  EXPECT_EQ(st.findings().size(), 2u);
+  const StoredFinding f = st.get("c-1");
+  EXPECT_EQ(f.last_night, "n2");
+  ASSERT_EQ(f.aliases.size(), 1u) << "the pin's own key is not listed as a symptom";
+  EXPECT_EQ(f.aliases[0].key, b.key);
+  // A finding the store's known list matched (store_id) takes no pin key.
+  NightRecord n3 = night("n3", "aaa");
+  SeenFinding c = seen("e-1", "out-of-bounds@compiled[ignore_fraction=some,softcap]");
+  c.known = pin, c.store_id = "d-2";
+  n3.seen.push_back(c);
+  EXPECT_EQ(st.record(n3).findings[0], std::make_pair(std::string("d-2"), std::string("seen")));
+}
+
 }  // namespace
 }  // namespace flce

@@ -225,6 +225,8 @@ SampleSpace Campaign::sample_space() const {
   sp.dtypes = dtypes_;
   sp.grad_filter_eps = grad_filter_eps_;
   sp.grad_filter_devices = grad_filter_devices_;
+  sp.grad_weight_split = grad_weight_split_;
+  sp.softmax_dtype = softmax_dtype_;
   return sp;
 }
 
@@ -430,6 +432,8 @@ void Campaign::learn_capabilities(const nlohmann::json& caps) {
         if (auto dt = parse_dtype(d); dt && eps.is_number()) grad_filter_eps_[*dt] = eps.get<double>();
     const auto devices = approx.is_object() ? approx.value("devices", nlohmann::json::array()) : nlohmann::json::array();
     for (auto& d : devices) grad_filter_devices_.insert(d == "cuda" ? Device::CUDA : Device::CPU);
+    grad_weight_split_ = contract.value("grad_weight_form", "fused") == "split";
+    softmax_dtype_ = contract.value("softmax_dtype", "fp32");
   }
   if (st_.capabilities != c) {
     st_.capabilities = c;

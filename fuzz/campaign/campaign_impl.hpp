@@ -271,6 +271,8 @@ class Campaign {
   std::set<DType> dtypes_;              // its contract's input dtypes (empty: all)
   std::map<DType, double> grad_filter_eps_;  // its contract's declared gradient filter (empty: exact)
   std::set<Device> grad_filter_devices_;     // ... on these devices (empty: all)
+  bool grad_weight_split_ = false;           // its contract's grad_weight_form is "split"
+  std::string softmax_dtype_ = "fp32";       // its contract's softmax_dtype
   std::vector<Slot> slots_;
   Clock::time_point t0_ = Clock::now(), last_progress_{};
   double elapsed_before_ = 0;

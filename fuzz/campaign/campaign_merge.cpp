@@ -20,6 +20,7 @@
 #include "case/case.hpp"
 #include "fuzz/findings/known.hpp"
 #include "fuzz/findings/minimize.hpp"
+#include "fuzz/findings/root_cause.hpp"
 #include "judge/signature.hpp"
 
 namespace flce {
@@ -318,9 +319,11 @@ MergeResult merge_campaigns(const MergeOptions& o) {
     for (const char* name : {"case.json", "report.json", "baseline_report.json", "worker.log", "minimized.json",
                              "minimized_report.json", "repro.py", "repro.check.json"})
       if (fs::exists(from / name)) copy_durable(from / name, to / name);
-    write_finding_json_to(to, f);
     m.findings.push_back(f);
   }
+  // One root cause, one finding over all shards: a symptom one shard saw groups under another's root.
+  group_root_causes(m.findings, tmp);
+  for (auto& f : m.findings) write_finding_json_to(tmp / "findings" / f.id, f);
   m.journal_bytes = journal.size();
   write_atomic(tmp / "cases.jsonl", journal);
   write_atomic(tmp / "state.json", m.to_json().dump(1) + "\n");
@@ -339,7 +342,7 @@ MergeResult merge_campaigns(const MergeOptions& o) {
   for (auto& s : shards)
     if (s.lock_fd >= 0) ::close(s.lock_fd);
   if (!o.quiet) std::printf("%s", summary_text(out, m, rs).c_str());
-  const auto n_new = std::count_if(m.findings.begin(), m.findings.end(), [](const Finding& f) { return f.known.empty(); });
+  const auto n_new = std::count_if(m.findings.begin(), m.findings.end(), [](const Finding& f) { return f.is_new(); });
   return {static_cast<int64_t>(m.findings.size()), m.cases_done, static_cast<int64_t>(n_new)};
 }
 

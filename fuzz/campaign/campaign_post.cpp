@@ -7,6 +7,7 @@
 #include "fuzz/campaign/campaign_impl.hpp"
 #include "fuzz/campaign/campaign_report.hpp"
 #include "fuzz/findings/campaign_shrink.hpp"
+#include "fuzz/findings/root_cause.hpp"
 
 namespace flce::campaign_impl {
 
@@ -33,6 +34,8 @@ CampaignResult Campaign::after_exploration(const std::vector<std::string>& gpus,
   auto post_left = [&] { return o_.grace_s - std::chrono::duration<double>(Clock::now() - post_t0).count(); };
   finish_analyses(g_stop || !unusable_.empty() ? 0 : std::max(0.0, std::min(o_.grace_s, o_.analyze_s) - late_s));
   ending["analyses_s"] = elapsed();
+  // Grouped before the shrink too: a symptom is not news, so its shrink time goes to the roots.
+  group_root_causes(st_.findings, dir_);
   static volatile std::sig_atomic_t post_stop = 0;
   post_stop = 0;
   std::atomic<bool> post_done{false};
@@ -77,6 +80,9 @@ CampaignResult Campaign::after_exploration(const std::vector<std::string>& gpus,
   watchdog.join();
   stop_zygote();
   ending["shrink_s"] = elapsed();
+  // One root cause, one finding: symptoms and order-dependent variants under their root.
+  group_root_causes(st_.findings, dir_);
+  save_state();
   for (auto& f : st_.findings) write_finding_json(f);
 
   RunStats rs;
@@ -110,7 +116,9 @@ CampaignResult Campaign::after_exploration(const std::vector<std::string>& gpus,
   if (!unusable_.empty())  // bad input, not findings: state and reports stay as written
     throw CampaignInputError(fmt::format("subject unusable: {}; report: {}", unusable_, (dir_ / "report.md").string()));
   CampaignResult res{static_cast<int64_t>(st_.findings.size()), st_.cases_done};
-  for (auto& f : st_.findings) (f.known.empty() ? res.new_findings : res.known_findings)++;
+  for (auto& f : st_.findings)
+    if (f.is_new()) ++res.new_findings;
+    else if (!f.known.empty()) ++res.known_findings;
   return res;
 }
 

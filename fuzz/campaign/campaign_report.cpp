@@ -1,4 +1,6 @@
 #include "fuzz/campaign/campaign_report.hpp"
+
+#include "fuzz/findings/root_cause.hpp"
 #include "report/markdown.hpp"
 #include "report/write.hpp"
 
@@ -154,18 +156,40 @@ std::string cause_cell(const Finding& f) {
   return s;
 }
 
-// New findings first (each in order of first sight), then known ones.
+// New findings first (each in order of first sight), then known ones, then those listed under
+// a root (findings/root_cause.hpp).
 std::vector<const Finding*> in_report_order(const CampaignState& st) {
   std::vector<const Finding*> v;
   for (auto& f : st.findings)
-    if (f.known.empty()) v.push_back(&f);
+    if (f.is_new()) v.push_back(&f);
   for (auto& f : st.findings)
-    if (!f.known.empty()) v.push_back(&f);
+    if (!f.known.empty() && !is_symptom(f)) v.push_back(&f);
+  for (auto& f : st.findings)
+    if (is_symptom(f)) v.push_back(&f);
   return v;
 }
 
 int64_t count_known(const CampaignState& st) {
-  return std::count_if(st.findings.begin(), st.findings.end(), [](const Finding& f) { return !f.known.empty(); });
+  return std::count_if(st.findings.begin(), st.findings.end(),
+                       [](const Finding& f) { return !f.known.empty() && !is_symptom(f); });
+}
+
+int64_t count_symptoms(const CampaignState& st) {
+  return std::count_if(st.findings.begin(), st.findings.end(), [](const Finding& f) { return is_symptom(f); });
+}
+
+const Finding* by_id(const CampaignState& st, const std::string& id) {
+  for (auto& f : st.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+// "`key` (12 cases), ...": the symptoms and variants listed under a root.
+std::string symptoms_of(const CampaignState& st, const Finding& root) {
+  std::string s;
+  for (auto& f : st.findings)
+    if (f.root == root.id) s += fmt::format("{}`{}` ({} cases)", s.empty() ? "" : ", ", f.key(), f.count);
+  return s;
 }
 
 double lane_cases_per_min(const CampaignState& st, const LaneTotals& t) {
@@ -354,8 +378,9 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     for (auto* f : fs) {
       const std::string first = fmt::format("[{}](findings/{}/case.json)", first_where(*f), f->id);
       // The cause, and the outcome line of its first case (what `flce run` and repro.py print).
-      const std::string name =
+      std::string name =
           f->key() == f->signature ? md_code(f->key()) : md_code(f->key()) + "<br>first: " + md_code(f->signature);
+      if (const std::string sy = symptoms_of(st, *f); !sy.empty()) name += "<br>also shows as: " + sy;
       if (known_list)
         t.row({name, f->known, std::to_string(f->count), outputs_cell(*f), first, cause_cell(*f)});
       else
@@ -365,8 +390,8 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     }
     return t;
   };
-  std::vector<const Finding*> fresh, old;
-  for (auto* f : in_report_order(st)) (f->known.empty() ? fresh : old).push_back(f);
+  std::vector<const Finding*> fresh, old, under;
+  for (auto* f : in_report_order(st)) (f->is_new() ? fresh : is_symptom(*f) ? under : old).push_back(f);
   // A merge without --known keeps what its shards filed as known: those are listed too.
   const bool with_known = !rs.known.empty() || !old.empty();
   md.heading(2, with_known ? fmt::format("New findings ({})", fresh.size()) : "Findings");
@@ -378,6 +403,18 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
     md.heading(2, fmt::format("Known findings ({})", old.size()));
     if (old.empty()) md.paragraph("None.");
     else md.add(table(old, true));
+  }
+  if (!under.empty()) {
+    md.heading(2, fmt::format("Listed under their root cause ({})", under.size()));
+    md.paragraph("Symptoms (another failure class with the root's essential features, on the same oracle) and "
+                 "order-dependent variants of a finding above: not counted again (findings/root_cause.hpp).");
+    Table t{{"finding", "under", "why", "cases", "outputs", "first case"}, {}};
+    for (auto* f : under) {
+      const Finding* r = by_id(st, f->root);
+      t.row({md_code(f->key()), r ? md_code(r->key()) : md_code(f->root), f->root_why, std::to_string(f->count),
+             outputs_cell(*f), fmt::format("[{}](findings/{}/case.json)", first_where(*f), f->id)});
+    }
+    md.add(t);
   }
   List details;
   for (auto* fp : in_report_order(st)) {
@@ -458,14 +495,15 @@ nlohmann::ordered_json json_of(const fs::path& dir, const CampaignState& st, con
     const Finding& f = *fp;
     nlohmann::ordered_json x = f.to_json();
     x["key"] = f.key();
-    x["new"] = f.known.empty();
+    x["new"] = f.is_new();
     x["case"] = (fs::path("findings") / f.id / "case.json").string();
     x["repro"] = repro_command(dir, st, f);
     if (fs::exists(dir / "findings" / f.id / "stacks.txt")) x["stacks"] = (fs::path("findings") / f.id / "stacks.txt").string();
     fj.push_back(x);
   }
-  j["new_findings"] = static_cast<int64_t>(st.findings.size()) - count_known(st);
+  j["new_findings"] = static_cast<int64_t>(st.findings.size()) - count_known(st) - count_symptoms(st);
   j["known_findings"] = count_known(st);
+  j["under_a_root"] = count_symptoms(st);
   j["known"] = rs.known;
   if (!rs.baseline.empty()) j["baseline"] = rs.baseline;
   j["findings"] = fj;
@@ -485,7 +523,11 @@ JUnit junit_of(const fs::path& dir, const CampaignState& st) {
                            JUnitSkipped{fmt::format("{} cases use {}, which the subject lacks", n, p)}});
   for (auto* fp : in_report_order(st)) {
     const Finding& f = *fp;
-    if (!f.known.empty())  // a known bug is not tonight's failure; it is listed, not failed
+    if (is_symptom(f)) {  // its root fails (or is known) once for it
+      const Finding* r = by_id(st, f.root);
+      suite.cases.push_back({cls, f.key(), std::nullopt,
+                             JUnitSkipped{fmt::format("listed under {}: {} hits; {}", r ? r->key() : f.root, f.count, f.root_why)}});
+    } else if (!f.known.empty())  // a known bug is not tonight's failure; it is listed, not failed
       suite.cases.push_back({cls, f.key(), std::nullopt,
                              JUnitSkipped{fmt::format("known ({}): {} hits", f.known, f.count)}});
     else
@@ -510,8 +552,11 @@ std::string summary_text(const fs::path& dir, const CampaignState& st, const Run
                                                : fmt::format("{} this run in {}", rs.cases_this_run, duration(rs.wall_s));
   std::string s = fmt::format("campaign {}: {} cases ({}), {} distinct outcomes, {} findings{}{}\n", st.subject,
                               st.cases_done, run, st.outcomes.size(), st.findings.size(),
-                              rs.known.empty() ? "" : fmt::format(" ({} new, {} known)", st.findings.size() - count_known(st),
-                                                                  count_known(st)),
+                              rs.known.empty() && !count_symptoms(st)
+                                  ? ""
+                                  : fmt::format(" ({} new, {} known{})", st.findings.size() - count_known(st) - count_symptoms(st),
+                                                count_known(st),
+                                                count_symptoms(st) ? fmt::format(", {} under a root", count_symptoms(st)) : ""),
                               rs.interrupted ? " (interrupted)" : "");
   s += fmt::format("throughput: {:.2f} cases/min\n", cases_per_min(rs));
   if (const std::string l = lanes_line(st); !l.empty()) s += "lanes: " + l + "\n";
@@ -537,8 +582,9 @@ std::string summary_text(const fs::path& dir, const CampaignState& st, const Run
     s += "time to first finding: none\n";
   }
   for (auto* f : in_report_order(st))
-    s += fmt::format("  {:>5}x {} {} ({})  -> {}\n", f->count, f->known.empty() ? "[new]  " : "[known]", f->key(),
-                     outputs_cell(*f), repro_command(dir, st, *f));
+    s += fmt::format("  {:>5}x {} {} ({})  -> {}\n", f->count,
+                     is_symptom(*f) ? "[under]" : f->known.empty() ? "[new]  " : "[known]", f->key(), outputs_cell(*f),
+                     repro_command(dir, st, *f));
   s += fmt::format("report: {}\n", (dir / "report.md").string());
   return s;
 }

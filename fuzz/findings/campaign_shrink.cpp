@@ -197,7 +197,7 @@ void shrink_findings(const fs::path& dir, std::vector<Finding>& findings, const 
   const std::string signatures = read_text(fs::path(FLCE_SOURCE_DIR) / "judge" / "signatures.json");
   std::vector<Finding*> todo;
   for (auto& f : findings)
-    if (f.shrink.empty() && f.known.empty()) todo.push_back(&f);  // a known finding is not news: not shrunk again
+    if (f.shrink.empty() && f.is_new()) todo.push_back(&f);  // a known finding or a symptom is not news: not shrunk
   // One worker per finding, up to o.parallel at once (each try compiles anew, so findings
   // shrunk one after another would cost their budgets in sequence). The state is only
   // touched under `mu`: a thread shrinks a copy and writes it back.

@@ -85,8 +85,6 @@ const std::vector<FeatureRule>& rules() {
        [](Case& c) { c.requires_grad.bias = c.bias; }},
       {[](const Case& c) { return c.autocast != Autocast::NONE ? "autocast=" + std::string(name(c.autocast)) : std::string(); },
        [](Case& c) { c.autocast = Autocast::NONE; }},
-      {[](const Case& c) { return c.semantics != Semantics::LIGER ? "semantics=" + std::string(name(c.semantics)) : std::string(); },
-       [](Case& c) { c.semantics = Semantics::LIGER; }},
       {[](const Case& c) { return c.regime == Regime::SPECIAL_VALUES ? std::string("regime=special_values") : std::string(); },
        [](Case& c) { c.regime = Regime::NORMAL; }},
       // What is fed, not traced: never essential to a trace-time error.

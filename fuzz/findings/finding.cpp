@@ -51,6 +51,7 @@ nlohmann::ordered_json Finding::to_json() const {
     x["confirm"] = {{"seeds", confirm.seeds}, {"exceed", confirm.exceed}, {"first_ratio", confirm.first_ratio},
                     {"max_ratio", confirm.max_ratio}};
   if (!known.empty()) x["known"] = known;
+  if (!root.empty()) x["root"] = root, x["root_why"] = root_why;
   if (change != Change::NONE) {
     x["change"] = name(change);
     x["baseline_outcome"] = baseline_outcome;
@@ -103,6 +104,8 @@ Finding Finding::from_json(const nlohmann::json& f) {
     x.confirm.max_ratio = c.value("max_ratio", 0.0);
   }
   x.known = f.value("known", "");
+  x.root = f.value("root", "");
+  x.root_why = f.value("root_why", "");
   for (size_t i = 0; i < std::size(kChange); ++i)
     if (kChange[i] == f.value("change", "none")) x.change = static_cast<Change>(i);
   x.baseline_outcome = f.value("baseline_outcome", "");

@@ -70,12 +70,17 @@ struct Finding {
   Confirmation confirm;
   // --known (known.hpp): what this finding matched ("" : new), e.g. "expectation cases/x.json".
   std::string known;
+  // One root cause, one finding (root_cause.hpp): the id of the finding this one is a symptom or
+  // an order-dependent variant of, and why; "" for a finding that stands for itself.
+  std::string root, root_why;
   Change change = Change::NONE;  // --baseline: against the baseline's outcome
   std::string baseline_outcome;
 
   // The lane its analysis and shrink runs use: a failure of the eager run (or of a reference)
   // needs no compile, whichever lane found it; a compiled failure runs in the compiled lane.
   std::string work_lane() const;
+  // News: neither known nor listed under another finding (whose standing it shares).
+  bool is_new() const { return known.empty() && root.empty(); }
   // The finding's key: its cause once ablated, else its outcome line.
   const std::string& key() const { return cause_status == CauseStatus::ABLATED ? cause : signature; }
   nlohmann::ordered_json to_json() const;

@@ -32,6 +32,9 @@ void default_flags(Case& c) {
   d.input_dtype = c.input_dtype, d.weight_dtype = c.weight_dtype, d.accum_dtype = c.accum_dtype;
   d.device = c.device;
   d.seed = c.seed;
+  // The subject's contract, not the case's: a shrink that changed it would judge another promise.
+  d.semantics = c.semantics, d.grad_filter_eps = c.grad_filter_eps;
+  d.grad_weight_split = c.grad_weight_split, d.softmax_dtype = c.softmax_dtype;
   if (c.is_op()) d.requires_grad = c.requires_grad;  // op kinds take no gradients; keep what they say
   c = d;
 }
@@ -66,7 +69,6 @@ std::vector<Step> flag_steps() {
   s.push_back(set_field("ignore_index -100", &Case::ignore_index, int64_t{-100}));
   s.push_back(set_field("regime normal", &Case::regime, Regime::NORMAL));
   s.push_back(set_field("autocast none", &Case::autocast, Autocast::NONE));
-  s.push_back(set_field("semantics liger", &Case::semantics, Semantics::LIGER));
   s.push_back(set_field("extra_BT removed", &Case::extra_BT, std::vector<int64_t>{}));
   s.push_back([](Case& c) -> std::string {  // if all cannot go, one fewer
     if (c.extra_BT.size() < 2) return "";

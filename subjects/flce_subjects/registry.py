@@ -37,6 +37,10 @@ BUILTIN = {
     "model-dtype-out": "flce_subjects.model_dtype_out",
     "liger": "flce_subjects.liger",
     "torch-native": "flce_subjects.torch_native",
+    "torch-native-reference": "flce_subjects.torch_native_paths:reference",
+    "torch-native-accurate": "flce_subjects.torch_native_paths:accurate",
+    "torch-native-balanced": "flce_subjects.torch_native_paths:balanced",
+    "torch-native-chunk1": "flce_subjects.torch_native_paths:chunk1",
     "cce": "flce_subjects.cce",
     "cce-default": "flce_subjects.cce_default",
     "model-approx-filter": "flce_subjects.approx_filter",
@@ -84,7 +88,7 @@ def _purge(top):
 def _wraps(name):
     """Top-level package whose source tree subject_path selects."""
     if name in BUILTIN:
-        mod = importlib.import_module(BUILTIN[name])
+        mod = importlib.import_module(BUILTIN[name].partition(":")[0])
         return getattr(mod, "WRAPS", None)
     return _top_package(name.split(":")[0])
 
@@ -135,9 +139,10 @@ def load(name, subject_path=None):
         _select_tree(top, subject_path)
     if key in _subjects:
         return _subjects[key]
-    if name in BUILTIN:
-        mod = importlib.import_module(BUILTIN[name])
-        subject = _from_object(name, mod, mod)
+    if name in BUILTIN:  # "module" or "module:object" (one module, several paths of one library)
+        module_name, _, attr = BUILTIN[name].partition(":")
+        mod = importlib.import_module(module_name)
+        subject = _from_object(name, getattr(mod, attr) if attr else mod, mod)
     else:
         module_name, _, attr = name.partition(":")
         mod = importlib.import_module(module_name)

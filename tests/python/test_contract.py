@@ -33,6 +33,7 @@ class ContractCheck(unittest.TestCase):
              "contract.approximation.eps.bf16"),
             ({"semantics": "torch", "approximation": {"name": "grad_filter", "eps": {"bf16": 0.1}, "tol": 1}},
              "contract.approximation.tol: unknown field"),
+            ({"semantics": "torch", "grad_weight_form": "chunked"}, "contract.grad_weight_form"),
         ]
         for declared, field in bad:
             with self.subTest(declared=declared):
@@ -62,6 +63,17 @@ class BuiltinContracts(unittest.TestCase):
         self.assertEqual(filt["eps"]["bf16"], torch.finfo(torch.bfloat16).eps / 32)
         self.assertEqual(filt["eps"]["fp16"], torch.finfo(torch.float16).eps / 32)
         self.assertNotIn("approximation", registry.load("cce").contract)
+        # torch's chunked path subtracts the target rows from the bulk apart (MATH.md item 12);
+        # its reference path forms softmax - onehot first, and wants a class weight in the logits dtype.
+        self.assertEqual(registry.load("torch-native").contract["grad_weight_form"], "split")
+        self.assertEqual(registry.load("torch-native-chunk1").contract["grad_weight_form"], "split")
+        ref = registry.load("torch-native-reference")
+        self.assertEqual(ref.contract["grad_weight_form"], "fused")
+        case = {"kind": "flce", "input_dtype": "bf16", "weight_dtype": "bf16", "ce_weight": True,
+                "label_smoothing": 0.0, "autocast": "none", "device": "cpu"}
+        if hasattr(torch.nn, "LinearCrossEntropyOptions"):
+            self.assertIn("reference path", ref.supports(case))
+            self.assertIsNone(registry.load("torch-native").supports(case))
 
     def test_capabilities_carry_the_contract_and_drop_what_it_does_not_promise(self):
         caps = host_api.capabilities("cce")

@@ -581,7 +581,7 @@ class Running(unittest.TestCase):
         for name, module in m.FLCE_SUBJECT_MODULES.items():
             self.assertEqual(registry.BUILTIN.get(name), module, name)
         # The template's own copies (no flce_subjects needed).
-        ported = {"aten-dtype-out", "torch-native", "liger", "cce", "cce-default"}
+        ported = {"aten-dtype-out", "liger", "cce", "cce-default"} | set(m.TORCH_NATIVE_PATHS)
         self.assertEqual(set(registry.BUILTIN) - set(m.FLCE_SUBJECT_MODULES), ported)
 
     def test_plugin_rule(self):
