@@ -643,5 +643,25 @@ TEST(Known, AKnownSignatureTakesTheStageItsPinGivesHere) {
   EXPECT_EQ(known_stage(k, "tier2-lowering", "2.13.0", true, "")->first, "inductor");
 }
 
+// The pinned corpus itself: torch's cross-chunk bf16 sum of grad_weight (a pin with cause
+// [accum_dtype=fp32]) takes the finding seed 977's campaign ablated to [accum_dtype=fp32,bias,
+// reduction=sum] on torch-native, and no weight-gradient cause without fp32 accumulation.
+TEST(Known, TheCorpusPinOfTorchsCrossChunkSumTakesItsNarrowerCauses) {
+  KnownList k = load_known({std::string(FLCE_SOURCE_DIR) + "/corpus/expectations.json"}, "torch-native");
+  Finding f;
+  f.signature = "judge:grad_weight:out-of-bounds@eager";
+  f.failure = "out-of-bounds@eager";
+  f.cause_status = CauseStatus::ABLATED;
+  f.essential = {"accum_dtype=fp32", "bias", "reduction=sum"};
+  f.cause = "out-of-bounds@eager[accum_dtype=fp32,bias,reduction=sum]";
+  const KnownEntry* e = match_known(k, f, "2.13.0+cu130", false, "torch 2.13.0+cu130");
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->source.find("torch-native-default-chunks-grad-weight-bf16"), std::string::npos) << e->source;
+  EXPECT_FALSE(match_known(k, f, "2.11.0", false, "torch 2.11.0"));  // the pin is for torch 2.13
+  f.essential = {"bias", "reduction=sum"};
+  f.cause = "out-of-bounds@eager[bias,reduction=sum]";
+  EXPECT_FALSE(match_known(k, f, "2.13.0+cu130", false, "torch 2.13.0+cu130"));
+}
+
 }  // namespace
 }  // namespace flce
