@@ -4,7 +4,7 @@
 #   .carry/root/usr/...   RapidCheck, nlohmann-json, CLI11, fmt (+ libfmt.so.9), SQLite (the findings
 #                         store; the box has no headers) from Debian .debs
 #   .carry/libfuzzer/     libFuzzer runtime archives (clang 14)
-#   .carry/wheels/        liger-kernel==0.8.5, cut-cross-entropy and the pinned ruff wheels (installed there with --no-deps)
+#   .carry/wheels/        liger-kernel==0.8.5, cut-cross-entropy, unsloth_zoo and the pinned ruff wheels (installed there with --no-deps)
 #   .carry/liger/NAME/src Liger-Kernel source trees for `flce gate` (PRs #1324, #1328 and
 #                         their merge bases), exported from a mirror (LIGER_MIRROR, a bare
 #                         git repository with refs/pull/*); skipped with a note when absent
@@ -73,6 +73,16 @@ if ! compgen -G "$CARRY/wheels/cut_cross_entropy-${CCE#cut-cross-entropy==}-*.wh
   "${PIP[@]}" download -q --disable-pip-version-check --no-deps "$CCE" -d "$CARRY/wheels" || die "pip download $CCE"
 else
   log "cut-cross-entropy wheel: already downloaded"
+fi
+
+# unsloth_zoo (pure Python, 2.9 MB): the `unsloth` subject loads its fused_losses/fused_linear.py alone.
+UZ=$(grep -E '^unsloth_zoo==' requirements-nodeps.txt)
+if ! compgen -G "$CARRY/wheels/unsloth_zoo-${UZ#unsloth_zoo==}-*.whl" >/dev/null; then
+  mkdir -p "$CARRY/wheels"
+  log "pip download $UZ"
+  "${PIP[@]}" download -q --disable-pip-version-check --no-deps "$UZ" -d "$CARRY/wheels" || die "pip download $UZ"
+else
+  log "unsloth_zoo wheel: already downloaded"
 fi
 
 # The Python linter the test suite runs (python_lint), at the version requirements.txt pins.

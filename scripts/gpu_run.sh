@@ -21,6 +21,8 @@
 #     FLCE_CAMPAIGN_FAMILY2 / FLCE_CAMPAIGN2_MIN (a second campaign, other family size, 1.5 min)
 #   cce: a campaign against cut-cross-entropy (`--subject cce`), FLCE_CCE_MIN (3) minutes, same knobs;
 #     FLCE_CCE_SUBJECT=cce-default runs the library's default gradient filter (a declared approximation)
+#   unsloth: a campaign against Unsloth's fused loss (`--subject unsloth`), FLCE_UNSLOTH_MIN (3) minutes
+#   conformance: FLCE_CONF_SUBJECTS (liger,cce,model), FLCE_CONF_MIN (2) minutes each
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -77,6 +79,14 @@ if [[ -n $CCE_WHL ]] && python3 -m pip install -q --no-index --no-deps --target 
   record cce ok "$(basename "$CCE_WHL") -> $SITE"
 else
   record cce FAIL "cut-cross-entropy wheel ${CCE_WHL:-not found in .carry} did not install (setup.log)"
+fi
+
+# unsloth_zoo (pure Python, installed without its dependencies): the `unsloth` subject.
+UZ_WHL=$(find "$CARRY" -maxdepth 2 -name 'unsloth_zoo-*.whl' 2>/dev/null | sort | head -1)
+if [[ -n $UZ_WHL ]] && python3 -m pip install -q --no-index --no-deps --target "$SITE" --upgrade "$UZ_WHL" >>"$OUT/setup.log" 2>&1; then
+  record unsloth_zoo ok "$(basename "$UZ_WHL") -> $SITE"
+else
+  record unsloth_zoo FAIL "unsloth_zoo wheel ${UZ_WHL:-not found in .carry} did not install (setup.log)"
 fi
 
 RUFF_WHL=$(find "$CARRY" -maxdepth 2 -name 'ruff-*.whl' 2>/dev/null | sort | head -1)
@@ -324,10 +334,23 @@ if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/cce.log" | cut -c1-220
 fi
 
+# ---- a campaign against Unsloth's fused loss (the `unsloth` subject: its Triton path on CUDA) ----
+if want unsloth && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
+  NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  C=/tmp/flce-campaign-unsloth
+  MIN=$(python3 -c "print(max(0.5, min(${FLCE_UNSLOTH_MIN:-3}, ($(left) - ${FLCE_MINIMIZE_S:-45} - 90) / 60)))")
+  campaign_run "$C" "$OUT/unsloth.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}" unsloth
+  repros_alone "$C" "$OUT/unsloth.log"
+  (cd /tmp && tar -czf "$OUT/unsloth.tgz" --exclude='*-inductor' flce-campaign-unsloth/findings \
+     flce-campaign-unsloth/report.md flce-campaign-unsloth/report.json flce-campaign-unsloth/cases.jsonl 2>/dev/null)
+  grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/unsloth.log" | cut -c1-220
+fi
+
 # ---- flce conformance on the GPU: the same cases through several subjects, one table ----
 if want conformance && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
   C=/tmp/flce-conformance
-  MIN=$(python3 -c "print(max(0.5, min(${FLCE_CONF_MIN:-2}, ($(left) - 90) / 60 / 3)))")
+  NSUB=$(tr ',' '\n' <<<"${FLCE_CONF_SUBJECTS:-liger,cce,model}" | grep -c .)
+  MIN=$(python3 -c "print(max(0.5, min(${FLCE_CONF_MIN:-2}, ($(left) - 30 - 30 * $NSUB) / 60 / $NSUB)))")
   timeout "$(left)" "$BUILD/flce" conformance --subjects "${FLCE_CONF_SUBJECTS:-liger,cce,model}" --device cuda \
     --minutes "$MIN" --workers "${FLCE_CAMPAIGN_WORKERS:-4}" --seed "${FLCE_CAMPAIGN_SEED:-11}" --out "$C" \
     >"$OUT/conformance.log" 2>&1

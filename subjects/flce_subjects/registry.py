@@ -43,6 +43,7 @@ BUILTIN = {
     "torch-native-chunk1": "flce_subjects.torch_native_paths:chunk1",
     "cce": "flce_subjects.cce",
     "cce-default": "flce_subjects.cce_default",
+    "unsloth": "flce_subjects.unsloth",
     "model-approx-filter": "flce_subjects.approx_filter",
     "model-bug-filter-overreach": "flce_subjects.bug_filter_overreach",
     "aten-dtype-out": "flce_subjects.aten_dtype_out",

@@ -75,6 +75,38 @@ class BuiltinContracts(unittest.TestCase):
             self.assertIn("reference path", ref.supports(case))
             self.assertIsNone(registry.load("torch-native").supports(case))
 
+    def test_unsloth_promises_a_fp32_sum_over_its_divisor(self):
+        # unsloth_zoo's docstring: sum(CE) / divisor, fp32; a zero divisor counts as 1, so an
+        # all-ignored mean is 0 (flce's liger semantics); no reduction none, no class weights.
+        s = registry.load("unsloth")
+        self.assertEqual(s.contract["semantics"], "liger")
+        self.assertNotIn("ce_weight", s.contract["params"])
+        case = {"kind": "flce", "input_dtype": "bf16", "weight_dtype": "bf16", "reduction": "none",
+                "autocast": "none", "device": "cpu"}
+        self.assertIn("reduction none", s.supports(case))
+        case["reduction"], case["ce_weight"] = "mean", True
+        self.assertIn("class weights", s.supports(case))
+        case["ce_weight"] = False
+        if s.supports(case) is not None:
+            self.skipTest(s.supports(case))
+        g = torch.Generator().manual_seed(3)
+        x = torch.randn(6, 8, generator=g, dtype=torch.float64)
+        w = torch.randn(12, 8, generator=g, dtype=torch.float64)
+        b = torch.randn(12, generator=g, dtype=torch.float64)
+        t = torch.tensor([1, -100, 5, 11, -100, 0])
+        want = torch.nn.functional.cross_entropy(x @ w.T + b, t, label_smoothing=0.1)
+        xs, ws, bs = (v.float().requires_grad_() for v in (x, w, b))
+        loss = s.flce(xs, ws, t, bias=bs, label_smoothing=0.1)[0]
+        self.assertEqual(loss.dtype, torch.float32)
+        self.assertAlmostEqual(loss.item(), want.item(), places=5)
+        loss.backward()
+        xw = x.clone().requires_grad_()
+        torch.nn.functional.cross_entropy(xw @ w.T + b, t, label_smoothing=0.1).backward()
+        self.assertLess((xs.grad.double() - xw.grad).abs().max().item(), 1e-5)
+        ignored = torch.full((6,), -100)
+        zero = s.flce(xs, ws, ignored, bias=bs)[0]
+        self.assertEqual(zero.item(), 0.0)  # torch's cross_entropy gives NaN here
+
     def test_capabilities_carry_the_contract_and_drop_what_it_does_not_promise(self):
         caps = host_api.capabilities("cce")
         self.assertEqual(caps["contract"]["semantics"], "torch-fp32")
