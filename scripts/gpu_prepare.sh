@@ -65,25 +65,22 @@ if ! compgen -G "$CARRY/wheels/liger_kernel-0.8.5-*.whl" >/dev/null; then
 else
   log "liger wheel: already downloaded"
 fi
-# cut-cross-entropy (pure Python, 22 KB): the `cce` subject, pinned in requirements-nodeps.txt.
-CCE=$(grep -E '^cut-cross-entropy==' requirements-nodeps.txt)
-if ! compgen -G "$CARRY/wheels/cut_cross_entropy-${CCE#cut-cross-entropy==}-*.whl" >/dev/null; then
+# Pure-Python subject wheels pinned in requirements-nodeps.txt, downloaded without their dependencies:
+# cut-cross-entropy (22 KB, the `cce` subject) and unsloth_zoo (2.9 MB, the `unsloth` subject).
+pinned_wheel() {  # pinned_wheel DIST  (DIST as requirements-nodeps.txt spells it)
+  local pin file
+  pin=$(grep -E "^$1==" requirements-nodeps.txt) || die "$1 is not pinned in requirements-nodeps.txt"
+  file=${1//-/_}
+  if compgen -G "$CARRY/wheels/$file-${pin#*==}-*.whl" >/dev/null; then
+    log "$1 wheel: already downloaded"
+    return
+  fi
   mkdir -p "$CARRY/wheels"
-  log "pip download $CCE"
-  "${PIP[@]}" download -q --disable-pip-version-check --no-deps "$CCE" -d "$CARRY/wheels" || die "pip download $CCE"
-else
-  log "cut-cross-entropy wheel: already downloaded"
-fi
-
-# unsloth_zoo (pure Python, 2.9 MB): the `unsloth` subject loads its fused_losses/fused_linear.py alone.
-UZ=$(grep -E '^unsloth_zoo==' requirements-nodeps.txt)
-if ! compgen -G "$CARRY/wheels/unsloth_zoo-${UZ#unsloth_zoo==}-*.whl" >/dev/null; then
-  mkdir -p "$CARRY/wheels"
-  log "pip download $UZ"
-  "${PIP[@]}" download -q --disable-pip-version-check --no-deps "$UZ" -d "$CARRY/wheels" || die "pip download $UZ"
-else
-  log "unsloth_zoo wheel: already downloaded"
-fi
+  log "pip download $pin"
+  "${PIP[@]}" download -q --disable-pip-version-check --no-deps "$pin" -d "$CARRY/wheels" || die "pip download $pin"
+}
+pinned_wheel cut-cross-entropy
+pinned_wheel unsloth_zoo
 
 # The Python linter the test suite runs (python_lint), at the version requirements.txt pins.
 RUFF=$(grep -E '^ruff==' requirements.txt | head -1)
