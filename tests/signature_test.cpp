@@ -92,6 +92,13 @@ TEST(Signature, LigersFullgraphFailuresAreTypedWithTheirSide) {
   EXPECT_EQ(id_of("builtins.AttributeError", "'SymNodeVariable' object has no attribute 'value'"),
             "dynamo-symnode-no-value");
   EXPECT_NE(id_of("builtins.AttributeError", "'TensorVariable' object has no attribute 'value'"), "dynamo-symnode-no-value");
+  // torch 2.13's F.linear_cross_entropy warns under compile: the skipped builtin is named in the
+  // explanation, below the generic first line; another skipped function is not this signature.
+  const std::string skipped = "Attempted to call function marked as skipped\n  Explanation: Dynamo does not know how to "
+                              "trace the Python builtin `_warnings.warn`.\n  Hint: ...";
+  EXPECT_EQ(id_of("torch._dynamo.exc.Unsupported", skipped), "dynamo-warnings-warn");
+  EXPECT_NE(id_of("torch._dynamo.exc.Unsupported", "Attempted to call function marked as skipped\n  Explanation: "
+                  "Dynamo does not know how to trace the Python builtin `time.sleep`."), "dynamo-warnings-warn");
   // A data-dependent guard can come from any branch of any subject: generic, walked per graph.
   Signature g = t.classify({{"torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode",
                              "Could not guard on data-dependent expression Eq(u0, 1)", {}}}, "2.11.0+cu130");
