@@ -315,35 +315,35 @@ if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   fi
 fi
 
-# ---- a campaign against cut-cross-entropy (the `cce` subject, its contract), repro scripts alone ----
+# ---- a campaign against another subject (its own contract), its repro scripts alone ----
+subject_campaign() {  # subject_campaign NAME SUBJECT MINUTES MARGIN_S: /tmp/flce-campaign-NAME, $OUT/NAME.{log,tgz}
+  local C=/tmp/flce-campaign-$1 min
+  min=$(python3 -c "print(max(0.5, min($3, ($(left) - ${FLCE_MINIMIZE_S:-45} - $4) / 60)))")
+  campaign_run "$C" "$OUT/$1.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$min" "${FLCE_MINIMIZE_S:-45}" "$2"
+  repros_alone "$C" "$OUT/$1.log"
+  # The findings and the reports only: the whole directory (workers' logs, caches) is over 16 MiB.
+  (cd /tmp && tar -czf "$OUT/$1.tgz" --exclude='*-inductor' "flce-campaign-$1/findings" "flce-campaign-$1/report.md" \
+     "flce-campaign-$1/report.json" "flce-campaign-$1/cases.jsonl" 2>/dev/null)
+}
+summary_of() { grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$1" | cut -c1-220; }
+
+# cut-cross-entropy (the `cce` subject), then the upstream reports of its findings, each alone
 if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  C=/tmp/flce-campaign-cce
-  MIN=$(python3 -c "print(max(0.5, min(${FLCE_CCE_MIN:-3}, ($(left) - ${FLCE_MINIMIZE_S:-45} - 120) / 60)))")
-  campaign_run "$C" "$OUT/cce.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}" "${FLCE_CCE_SUBJECT:-cce}"
-  repros_alone "$C" "$OUT/cce.log"
-  # The findings and the reports only: the whole directory (workers' logs, caches) is over 16 MiB.
-  (cd /tmp && tar -czf "$OUT/cce.tgz" --exclude='*-inductor' flce-campaign-cce/findings flce-campaign-cce/report.md \
-     flce-campaign-cce/report.json flce-campaign-cce/cases.jsonl 2>/dev/null)
-  # The upstream reports of cut-cross-entropy findings (corpus/reports/cce-*.py), each alone.
+  subject_campaign cce "${FLCE_CCE_SUBJECT:-cce}" "${FLCE_CCE_MIN:-3}" 120
   for f in corpus/reports/cce-*.py; do
     echo "## $f"; (cd /tmp && timeout 300 env PYTHONPATH="$SITE" python3 "$ROOT/$f" 2>&1); echo "exit $?"
   done >"$OUT/cce_reports.log" 2>&1
   record cce_reports ok "$(grep -c '^REPRODUCED' "$OUT/cce_reports.log") of $(grep -c '^## ' "$OUT/cce_reports.log") reproduced (cce_reports.log)"
   cat "$OUT/cce_reports.log"
-  grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/cce.log" | cut -c1-220
+  summary_of "$OUT/cce.log"
 fi
 
-# ---- a campaign against Unsloth's fused loss (the `unsloth` subject: its Triton path on CUDA) ----
+# Unsloth's fused loss (the `unsloth` subject: its Triton path on CUDA)
 if want unsloth && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  C=/tmp/flce-campaign-unsloth
-  MIN=$(python3 -c "print(max(0.5, min(${FLCE_UNSLOTH_MIN:-3}, ($(left) - ${FLCE_MINIMIZE_S:-45} - 90) / 60)))")
-  campaign_run "$C" "$OUT/unsloth.log" "${FLCE_CAMPAIGN_FAMILY:-32}" "$MIN" "${FLCE_MINIMIZE_S:-45}" unsloth
-  repros_alone "$C" "$OUT/unsloth.log"
-  (cd /tmp && tar -czf "$OUT/unsloth.tgz" --exclude='*-inductor' flce-campaign-unsloth/findings \
-     flce-campaign-unsloth/report.md flce-campaign-unsloth/report.json flce-campaign-unsloth/cases.jsonl 2>/dev/null)
-  grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$OUT/unsloth.log" | cut -c1-220
+  subject_campaign unsloth unsloth "${FLCE_UNSLOTH_MIN:-3}" 90
+  summary_of "$OUT/unsloth.log"
 fi
 
 # ---- flce conformance on the GPU: the same cases through several subjects, one table ----
