@@ -96,10 +96,25 @@ std::string default_python() {
   return FLCE_PYTHON_EXECUTABLE;
 }
 
+void remove_worker_scratch(pid_t pid) {
+  const auto sweep = [](const fs::path& dir, const std::string& prefix) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().filename().string().rfind(prefix, 0) == 0) {
+        std::error_code rm;
+        fs::remove_all(it->path(), rm);
+      }
+  };
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (!ec) sweep(tmp, fmt::format("flce-worker-{}-", pid));
+  sweep(shared_memory_dir(), fmt::format("flce-{}-", pid));
+}
+
 SubjectWorker::SubjectWorker(WorkerOptions opt) : opt_(std::move(opt)) {
   if (opt_.python.empty()) opt_.python = default_python();
   if (opt_.subjects_dir.empty()) opt_.subjects_dir = FLCE_SUBJECTS_DIR;
-  std::string tmpl = (fs::temp_directory_path() / "flce-worker-XXXXXX").string();  // honours TMPDIR
+  std::string tmpl = (fs::temp_directory_path() / fmt::format("flce-worker-{}-XXXXXX", ::getpid())).string();  // honours TMPDIR
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory for the worker");
   dir_ = tmpl;
   log_path_ = dir_ + "/stderr.log";

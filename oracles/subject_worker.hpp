@@ -10,6 +10,8 @@
 // embedded interpreter read every C++ exception raised inside torch as null (docs/benchmarks-history.md,
 // "GPU box host"), so the embedded host was retired (docs/architecture.md).
 #pragma once
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -58,6 +60,12 @@ ProcessSpec subject_host_spec(const std::string& python, const std::string& subj
 // The interpreter subjects run in unless told otherwise: FLCE_SUBJECT_PYTHON when it names
 // one, else the venv flce was configured with.
 std::string default_python();
+
+// A SubjectWorker's scratch is named after the process that holds it: a folder
+// $TMPDIR/flce-worker-PID-XXXXXX and its shared-memory files flce-PID-*. Its destructor removes
+// them; a process killed first (a hung case, a campaign's stop) cannot, so whoever spawned it
+// calls this once it is reaped (ProcessSpec::on_reaped), or a night leaves hundreds behind.
+void remove_worker_scratch(pid_t pid);
 
 class SubjectWorker : public SubjectRunner {
  public:

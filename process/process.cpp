@@ -72,6 +72,7 @@ void Process::adopt(pid_t pid, int in_fd, int out_fd, int exit_fd) {
   std::signal(SIGPIPE, SIG_IGN);
   close_fds();
   pid_ = pid;
+  on_reaped_ = nullptr;  // a forked host's clean-up is its own (and its parent's)
   in_ = in_fd;
   out_ = out_fd;
   exit_fd_ = exit_fd;
@@ -169,6 +170,7 @@ void Process::spawn(const ProcessSpec& spec) {
   fds.close_child_ends();
   close_fds();
   pid_ = pid;
+  on_reaped_ = spec.on_reaped;
   in_ = fds.our_in;
   out_ = fds.our_out;
   fds.release_ours();
@@ -258,7 +260,9 @@ std::string Process::reap_blocking() {
     }
     ended_ = describe_exit(status);
   }
+  const pid_t was = pid_;
   pid_ = -1;
+  if (on_reaped_) on_reaped_(was);
   // What it wrote between the caller's last read and its exit (a last reply larger than the
   // pipe, say) stays readable through read_lines.
   drain();

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct ProcessSpec {
   std::string log_path;              // the child's stderr
   bool append_log = false;           // false: truncated at each spawn
   std::string cwd;                   // its working directory; empty: ours
+  // Called with its pid once it is reaped: what it leaves behind when killed before its own
+  // clean-up ran (a subject worker's scratch folder and shared memory, oracles/subject_worker.hpp).
+  std::function<void(pid_t)> on_reaped;
 };
 
 // What a new child starts with, all close-on-exec until handed over: a pipe to its stdin, a pipe
@@ -82,6 +86,7 @@ class Process {
   int exit_fd_ = -1;  // an adopted child's: where its exit is reported
   std::string buf_;
   std::string ended_;
+  std::function<void(pid_t)> on_reaped_;
 };
 
 std::string signal_name(int sig);

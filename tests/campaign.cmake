@@ -284,8 +284,16 @@ elseif(PART STREQUAL "isolation")
   # budget runs out (here one that never returns, --case-timeout far away) is killed and counted
   # by its step, not waited for.
   set(D ${WORK}/budget)
+  # Its own TMPDIR: the killed worker could not remove its scratch folder itself; the campaign
+  # that reaped it must have (else a night leaves one per killed worker in /tmp).
+  file(MAKE_DIRECTORY ${WORK}/budget-tmp)
+  set(ENV{TMPDIR} ${WORK}/budget-tmp)
   campaign(0 --minutes 0.2 --out ${D} --subject hang --workers 1 --case-timeout 600 --grace-s 3 --quiet
            --minimize-s 0)
+  unset(ENV{TMPDIR})
+  file(GLOB left ${WORK}/budget-tmp/flce-worker-*)
+  list(LENGTH left nleft)
+  require("a killed worker's scratch was left behind: ${left}" nleft EQUAL 0)
   file(READ ${D}/report.json rj)
   string(JSON elapsed GET "${rj}" elapsed_s)
   string(JSON explored GET "${rj}" ending exploration_s)

@@ -94,6 +94,7 @@ ProcessSpec worker_spec(const WorkerLaunch& l) {
     w.env.push_back(fmt::format("TORCHINDUCTOR_COMPILE_THREADS={}", threads));
   if (!l.zygote.empty()) w.env.push_back(std::string(kZygoteEnv) + "=" + l.zygote);
   w.log_path = l.log_path;
+  w.on_reaped = remove_worker_scratch;  // a killed worker's scratch folder and shared memory
   return w;
 }
 
