@@ -18,6 +18,9 @@ struct MinimizeOptions {
   std::function<std::string(const Case&)> outcome;
   std::function<void(const std::string&)> log;    // one line per accepted step
   std::function<void(const std::string&)> trace;  // one line per run (kept or not)
+  // seconds on a monotonic clock; empty: steady_clock. Tests pass a fake one so the budget
+  // rule is checked without depending on how busy the machine is.
+  std::function<double()> now;
 };
 
 struct MinimizeResult {
