@@ -12,6 +12,7 @@
 #include <future>
 #include <map>
 
+#include "case/contract.hpp"
 #include "case/sampler.hpp"
 #include "case/sequence.hpp"
 #include "judge/sequence_run.hpp"
@@ -201,6 +202,8 @@ struct Side {
   std::string commit;  // git=: the commit REF resolved to
   std::unique_ptr<SubjectWorker> worker;
   SubjectInfo info;
+  nlohmann::json contract;  // what the subject declares (contract.py); null: judged under Liger's
+  SampleSpace space;        // that contract as cases carry it (case/contract.hpp)
 };
 
 // The side's subject path (git= exported, path= checked): before any interpreter starts, so a
@@ -235,12 +238,18 @@ void prepare(Side& s, double timeout_s) {
   s.info = s.worker->describe(s.spec.subject, s.path);
   if (!s.info.error.empty())
     throw GateSetupError(fmt::format("{}: subject '{}' cannot be loaded: {}", s.label, s.spec.subject, s.info.error));
+  if (s.info.flce) s.contract = s.worker->capabilities(s.spec.subject, s.path).contract;
+  apply_contract(s.contract, s.space);
 }
 
 std::string fits(const Case& c, const Side& s, bool has_gpu) {
   if (c.is_op() && !s.info.op) return fmt::format("kind {}: {} has no op()", name(c.kind), s.spec.subject);
   if (!c.is_op() && !s.info.flce) return fmt::format("kind flce: {} has no flce()", s.spec.subject);
   if (c.device == Device::CUDA && !has_gpu) return "needs CUDA";
+  // A pin made under another subject's contract (a torch-semantics case for a Liger-shaped
+  // subject): its expectation and its judgement are that contract's, not this subject's.
+  if (std::string m = contract_mismatch(c, s.space); !m.empty())
+    return fmt::format("made under another contract than {}'s: {}", s.spec.subject, m);
   return "";
 }
 
@@ -279,7 +288,7 @@ GateReport run_gate(const GateOptions& opt) {
   // Every pinned case is read before a subject host starts: a broken corpus file costs nothing.
   std::vector<std::vector<GateCase>> corpora;
   for (auto& file : opt.corpora) corpora.push_back(corpus_cases(file));
-  Side base{"base", opt.base, "", "", nullptr, {}}, cand{"candidate", opt.candidate, "", "", nullptr, {}};
+  Side base{"base", opt.base, "", "", nullptr, {}, {}, {}}, cand{"candidate", opt.candidate, "", "", nullptr, {}, {}, {}};
   resolve(base);
   resolve(cand);
   // Two interpreters start (torch import, seconds each) at the same time.
@@ -355,6 +364,9 @@ GateReport run_gate(const GateOptions& opt) {
   sp.compile_options = opt.vary_compile;
   sp.op_kinds = base.info.op && cand.info.op;
   sp.device = opt.cuda ? Device::CUDA : Device::CPU;
+  // Drawn under the candidate's contract (the code under review), never Liger's by default; a
+  // base that declares another is told apart per case (fits()).
+  apply_contract(cand.contract, sp);
   const bool flce_ok = base.info.flce && cand.info.flce;
   auto fitting = [&](const Case& c) { return c.is_op() ? sp.op_kinds : flce_ok; };
   uint64_t k = 0;

@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "case/contract.hpp"
 #include "case/sampler.hpp"
 
 using namespace flce;
@@ -125,4 +126,44 @@ TEST(Sampler, ParametersUsedNamesEachNonNeutralParameter) {
   op.kind = Kind::MM;
   op.accum_dtype = DType::F32;
   EXPECT_TRUE(parameters_used(op).empty());
+}
+
+// A pin made under one subject's contract, run by another (the gate's corpus): what differs is
+// named, field by field; the case under the contract differs in nothing.
+TEST(Contract, APinOfAnotherContractNamesWhatDiffers) {
+  SampleSpace torch_like;
+  apply_contract(nlohmann::json{{"semantics", "torch"}, {"grad_weight_form", "split"}}, torch_like);
+  Case c;  // Liger's semantics, fused grad_weight: a pin of a Liger-shaped subject
+  EXPECT_EQ(contract_mismatch(c, torch_like),
+            "semantics liger (its contract: torch), grad_weight_form fused (its contract: split)");
+  EXPECT_EQ(contract_mismatch(under_contract(c, torch_like), torch_like), "");
+
+  SampleSpace undeclared;  // no contract: judged under Liger's semantics
+  apply_contract(nlohmann::json(), undeclared);
+  EXPECT_EQ(contract_mismatch(c, undeclared), "");
+  Case t = under_contract(c, torch_like);
+  EXPECT_EQ(contract_mismatch(t, undeclared),
+            "semantics torch (its contract: liger), grad_weight_form split (its contract: fused)");
+
+  SampleSpace fp32_only;
+  apply_contract(nlohmann::json{{"semantics", "liger"}, {"dtypes", {"fp32"}}}, fp32_only);
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  EXPECT_EQ(contract_mismatch(c, fp32_only), "input dtype bf16 (its contract: fp32 only)");
+
+  Case op;
+  op.kind = Kind::ADDMM;  // op kinds carry no contract
+  EXPECT_EQ(contract_mismatch(op, torch_like), "");
+}
+
+// A declared gradient filter travels into the case: a case without it is another contract.
+TEST(Contract, ADeclaredFilterIsPartOfTheContract) {
+  SampleSpace cce_like;
+  apply_contract(nlohmann::json{{"semantics", "liger"},
+                                {"approximation", {{"name", "grad_filter"}, {"eps", {{"bf16", 0.0078125}}}}}},
+                 cce_like);
+  Case c;
+  c.input_dtype = c.weight_dtype = DType::BF16;
+  EXPECT_EQ(contract_mismatch(c, cce_like), "grad_filter_eps 0 (its contract: 0.0078125)");
+  c.grad_filter_eps = 0.0078125;
+  EXPECT_EQ(contract_mismatch(c, cce_like), "");
 }

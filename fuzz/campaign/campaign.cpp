@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <regex>
 
+#include "case/contract.hpp"
 #include "case/memory.hpp"
 #include "fuzz/campaign/campaign_impl.hpp"
 #include "fuzz/campaign/case_compare.hpp"
@@ -420,20 +421,14 @@ void Campaign::learn_capabilities(const nlohmann::json& caps) {
   const nlohmann::json contract = caps.value("contract", nlohmann::json());
   c["contract"] = contract;
   if (contract.is_object()) {
-    semantics_ = parse_semantics(contract.value("semantics", "liger"));
-    for (auto& d : contract.value("dtypes", nlohmann::json::array()))
-      if (auto dt = d.is_string() ? parse_dtype(d.get<std::string>()) : std::nullopt) dtypes_.insert(*dt);
-    // A declared gradient filter (contract.py has checked its form): eps per input dtype.
-    const auto approx = contract.value("approximation", nlohmann::json());
-    const auto eps_by_dtype = approx.is_object() && approx.value("name", "") == "grad_filter"
-                                  ? approx.value("eps", nlohmann::json::object()) : nlohmann::json::object();
-    if (eps_by_dtype.is_object())
-      for (auto& [d, eps] : eps_by_dtype.items())
-        if (auto dt = parse_dtype(d); dt && eps.is_number()) grad_filter_eps_[*dt] = eps.get<double>();
-    const auto devices = approx.is_object() ? approx.value("devices", nlohmann::json::array()) : nlohmann::json::array();
-    for (auto& d : devices) grad_filter_devices_.insert(d == "cuda" ? Device::CUDA : Device::CPU);
-    grad_weight_split_ = contract.value("grad_weight_form", "fused") == "split";
-    softmax_dtype_ = contract.value("softmax_dtype", "fp32");
+    SampleSpace declared;
+    apply_contract(contract, declared);  // case/contract.hpp: the gate reads contracts the same way
+    semantics_ = declared.semantics;
+    dtypes_.insert(declared.dtypes.begin(), declared.dtypes.end());
+    for (auto& [d, eps] : declared.grad_filter_eps) grad_filter_eps_[d] = eps;
+    grad_filter_devices_.insert(declared.grad_filter_devices.begin(), declared.grad_filter_devices.end());
+    grad_weight_split_ = declared.grad_weight_split;
+    softmax_dtype_ = declared.softmax_dtype;
   }
   if (st_.capabilities != c) {
     st_.capabilities = c;
