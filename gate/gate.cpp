@@ -11,6 +11,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <set>
 
 #include "case/contract.hpp"
 #include "case/sampler.hpp"
@@ -204,6 +205,7 @@ struct Side {
   SubjectInfo info;
   nlohmann::json contract;  // what the subject declares (contract.py); null: judged under Liger's
   SampleSpace space;        // that contract as cases carry it (case/contract.hpp)
+  std::set<std::string> lacks;  // FLCE parameters its callable does not take (params.py)
 };
 
 // The side's subject path (git= exported, path= checked): before any interpreter starts, so a
@@ -238,7 +240,11 @@ void prepare(Side& s, double timeout_s) {
   s.info = s.worker->describe(s.spec.subject, s.path);
   if (!s.info.error.empty())
     throw GateSetupError(fmt::format("{}: subject '{}' cannot be loaded: {}", s.label, s.spec.subject, s.info.error));
-  if (s.info.flce) s.contract = s.worker->capabilities(s.spec.subject, s.path).contract;
+  if (s.info.flce) {
+    const SubjectCapabilities caps = s.worker->capabilities(s.spec.subject, s.path);
+    s.contract = caps.contract;
+    s.lacks.insert(caps.lacks.begin(), caps.lacks.end());
+  }
   apply_contract(s.contract, s.space);
 }
 
@@ -288,7 +294,7 @@ GateReport run_gate(const GateOptions& opt) {
   // Every pinned case is read before a subject host starts: a broken corpus file costs nothing.
   std::vector<std::vector<GateCase>> corpora;
   for (auto& file : opt.corpora) corpora.push_back(corpus_cases(file));
-  Side base{"base", opt.base, "", "", nullptr, {}, {}, {}}, cand{"candidate", opt.candidate, "", "", nullptr, {}, {}, {}};
+  Side base{"base", opt.base, "", "", nullptr, {}, {}, {}, {}}, cand{"candidate", opt.candidate, "", "", nullptr, {}, {}, {}, {}};
   resolve(base);
   resolve(cand);
   // Two interpreters start (torch import, seconds each) at the same time.
@@ -367,6 +373,9 @@ GateReport run_gate(const GateOptions& opt) {
   // Drawn under the candidate's contract (the code under review), never Liger's by default; a
   // base that declares another is told apart per case (fits()).
   apply_contract(cand.contract, sp);
+  // Nor with a parameter the candidate's callable lacks (every such case would come back
+  // unsupported, as a campaign never draws them); one only base lacks is new coverage.
+  sp.without = cand.lacks;
   const bool flce_ok = base.info.flce && cand.info.flce;
   auto fitting = [&](const Case& c) { return c.is_op() ? sp.op_kinds : flce_ok; };
   uint64_t k = 0;

@@ -2,7 +2,7 @@
 # The two CI gates of the issue: Liger PR #1324's routing (model-dtype-out) must be flagged
 # against model, and the workaround must turn it green again. Both on the pinned corpus plus
 # a small fixed-seed sample, so each stays around a minute on 2 cores.
-foreach(_gate regression workaround spec git)
+foreach(_gate regression workaround spec git contract)
   add_test(NAME gate_${_gate} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
            -DWHICH=${_gate} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/gate_${_gate}
            -P ${CMAKE_CURRENT_SOURCE_DIR}/data/gate/gate_contract.cmake)
