@@ -9,6 +9,7 @@
 #                         their merge bases), exported from a mirror (LIGER_MIRROR, a bare
 #                         git repository with refs/pull/*); skipped with a note when absent
 #   .carry/liger-repo.git Liger-Kernel's repository (flce bisect, --subject-git)
+#   .carry/slurm/*.deb    Slurm 22.05 + munge (gpu_run.sh step `slurm`: a real gres/gpu)
 # Idempotent: each part is skipped when its stamp exists. Keep the whole under ~30 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -122,6 +123,23 @@ if [[ ${FLCE_CARRY_LIGER_REPO:-1} == 1 && ! -d $CARRY/liger-repo.git ]] &&
    git -C "$LIGER_MIRROR" rev-parse -q --verify refs/heads/main >/dev/null 2>&1; then
   cp -a "$LIGER_MIRROR" "$CARRY/liger-repo.git" || die "copy $LIGER_MIRROR"
   log "Liger repository: $(git -C "$CARRY/liger-repo.git" rev-list --count main) commits on main, $(git -C "$CARRY/liger-repo.git" tag | wc -l) tags"
+fi
+# 6. Slurm 22.05 and munge as Debian .debs, for the `slurm` step of gpu_run.sh (issue #41: the
+#    local cluster with a real gres/gpu). With the libraries they need that a base image may lack;
+#    the box installs only files it does not already have.
+SLURM_DEBS=(slurmd slurmctld slurm-client slurm-wlm-basic-plugins munge libmunge2 libhwloc15 libjson-c5
+            liblua5.1-0 libnuma1 libyaml-0-2 libreadline8 liblz4-1 libdbus-1-3 libcap-ng0 libaudit1
+            libgcrypt20 libgpg-error0 libpam0g)
+if [[ ! -f $CARRY/slurm/.stamp ]]; then
+  rm -rf "$CARRY/slurm"
+  mkdir -p "$CARRY/slurm"
+  log "apt-get download ${SLURM_DEBS[*]}"
+  (cd "$CARRY/slurm" && apt-get download "${SLURM_DEBS[@]}" >/dev/null 2>"$CARRY/slurm/apt.err") ||
+    { cat "$CARRY/slurm/apt.err" >&2; die "apt-get download of the Slurm packages"; }
+  rm -f "$CARRY/slurm/apt.err"
+  touch "$CARRY/slurm/.stamp"
+else
+  log "Slurm packages: already downloaded"
 fi
 size_kib=$(du -sk "$CARRY" | cut -f1)
 log "ready: $CARRY ($((size_kib / 1024)) MiB)"

@@ -23,6 +23,8 @@
 #     FLCE_CCE_SUBJECT=cce-default runs the library's default gradient filter (a declared approximation)
 #   unsloth: a campaign against Unsloth's fused loss (`--subject unsloth`), FLCE_UNSLOTH_MIN (3) minutes
 #   conformance: FLCE_CONF_SUBJECTS (liger,cce,model), FLCE_CONF_MIN (2) minutes each
+#   slurm: tests/slurm.cmake's real single-node Slurm on this box, its GPU shard on a real gres/gpu
+#     (FLCE_SLURM_TEST_GPU, default /dev/nvidia0); needs .carry/slurm (gpu_prepare.sh) and root
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -375,6 +377,31 @@ if want session && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
   rc=$?
   record session "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; session.tgz"
   tail -c 11500 "$OUT/session_run.log"
+fi
+
+# ---- the nightly on a real Slurm with a real gres/gpu (issue #41): tests/slurm.cmake on this box ----
+# Slurm and munge from .carry/slurm (Debian 12 .debs): only files the box lacks are installed, so
+# none of its own libraries is replaced. The test's GPU shard asks for gres/gpu on /dev/nvidia0.
+if want slurm && [[ -x $BUILD/flce ]] && (($(left) > 150)); then
+  {
+    stage=/tmp/slurm-stage
+    rm -rf "$stage"; mkdir -p "$stage"
+    for d in "$CARRY"/slurm/*.deb; do dpkg-deb -x "$d" "$stage" || echo "dpkg-deb -x $d failed"; done
+    for d in "$stage"/*; do cp -rn "$d/." "/$(basename "$d")/"; done
+    ldconfig 2>&1 | head -3
+    id; head -2 /etc/os-release
+    for b in /usr/sbin/slurmd /usr/sbin/slurmctld /usr/sbin/munged /usr/bin/sbatch; do
+      echo "$b: $(ldd "$b" 2>&1 | grep -c 'not found') libraries not found"
+    done
+    slurmd -V
+  } >"$OUT/slurm.log" 2>&1
+  (cd "$BUILD" && FLCE_SLURM_TEST_GPU=${FLCE_SLURM_TEST_GPU:-/dev/nvidia0} timeout "$(left)" \
+     ctest -R '^slurm_nightly$' --output-on-failure -V) >>"$OUT/slurm.log" 2>&1
+  rc=$?
+  tot=$(grep -E 'tests passed|tests failed' "$OUT/slurm.log" | tail -1)
+  grep -q 'SKIPPED (slurm)' "$OUT/slurm.log" && rc=1 tot="skipped: $(grep -m1 -o 'SKIPPED (slurm): .*' "$OUT/slurm.log")"
+  record slurm "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; $tot (slurm.log)"
+  grep -E 'not found|slurm [0-9]|GPU shard|: [0-9]+ s|Passed|Failed|SKIPPED' "$OUT/slurm.log" | cut -c1-300 | head -20
 fi
 
 # ---- everything else ----
