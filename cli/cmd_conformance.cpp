@@ -48,6 +48,7 @@ std::string tail(const std::string& s, size_t n) {
 
 struct Options {
   std::string subjects, out, lanes, device = "cpu", subject_path;
+  std::vector<std::string> known;
   double minutes = 0;
   uint64_t seed = 1;
   int workers = 0;
@@ -81,6 +82,8 @@ void add_conformance_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   c->add_option("--subject-path", o.subject_path, "Directory put first on sys.path in every campaign's workers");
+  c->add_option("--known", o.known, "As flce campaign --known (repeatable): each campaign's known list; the table "
+                                    "marks the findings it explains [known]");
   c->add_option("--minimize-s", o.minimize_s, "Shrink each new finding for up to this many seconds (0: off)")
       ->capture_default_str();
   c->callback([] {
@@ -108,6 +111,13 @@ void add_conformance_command(CLI::App& app) {
     }
     if (!check_out_option(o.out, "--out", "conformance")) return;
     if (!o.subject_path.empty() && !check_dir_option(o.subject_path, "--subject-path", "conformance")) return;
+    for (auto& k : o.known)
+      if (!fs::exists(k)) {
+        std::fprintf(stderr, "flce conformance: --known %s: must be an expectations file or a campaign directory; "
+                     "it does not exist\n", k.c_str());
+        exit_code() = kBadInput;
+        return;
+      }
     try {
       const std::string exe = self_exe();
       fs::create_directories(o.out);
@@ -122,6 +132,7 @@ void add_conformance_command(CLI::App& app) {
         if (!o.lanes.empty()) args.insert(args.end(), {"--lanes", o.lanes});
         if (o.max_cases >= 0) args.insert(args.end(), {"--max-cases", std::to_string(o.max_cases)});
         if (!o.subject_path.empty()) args.insert(args.end(), {"--subject-path", o.subject_path});
+        for (auto& k : o.known) args.insert(args.end(), {"--known", k});
         std::fprintf(stderr, "conformance: %s: flce campaign --out %s\n", s.c_str(), col.dir.c_str());
         CommandResult r = run_command(args);
         col.exit_status = r.status;

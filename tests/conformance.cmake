@@ -11,7 +11,7 @@
 # it is the test itself.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   foreach(part table approximation bad_input)
-    add_test(NAME conformance_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce>
+    add_test(NAME conformance_${part} COMMAND ${CMAKE_COMMAND} -DFLCE=$<TARGET_FILE:flce> -DSRC=${CMAKE_SOURCE_DIR}
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/conformance_${part} -DPART=${part} -P ${CMAKE_CURRENT_LIST_FILE})
     set_tests_properties(conformance_${part} PROPERTIES LABELS "python" TIMEOUT 300)
   endforeach()
@@ -49,7 +49,7 @@ if(PART STREQUAL "table")
   string(REPLACE ";" "," LIST "${SUBJECTS}")
   string(TIMESTAMP t0 "%s")
   execute_process(COMMAND ${FLCE} conformance --subjects ${LIST} --minutes 2 --max-cases 12 --lanes eager
-                          --workers 1 --seed 3 --out ${WORK}/out
+                          --workers 1 --seed 3 --known ${SRC}/corpus/expectations.json --out ${WORK}/out
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   string(TIMESTAMP t1 "%s")
   math(EXPR dt "${t1} - ${t0}")
@@ -88,6 +88,13 @@ if(PART STREQUAL "table")
   require("the model's column shows ${model_findings} finding cells" model_findings EQUAL 0)
   cell("${tj}" kind=flce model-bug-drop-chunk)
   require("planted kind=flce: ${CELL_KIND} (${CELL_TEXT})" CELL_KIND STREQUAL "finding")
+  # --known: torch-native's all-ignored NaN gradient is pinned and reported (corpus/reports/), so its
+  # cells say [known]; the planted bug is pinned nowhere, so its cells never do.
+  cell("${tj}" kind=flce torch-native)
+  require("torch-native kind=flce: the pinned NaN gradient is not [known]: ${CELL_TEXT}"
+          CELL_TEXT MATCHES "nonfinite-eager-ignore-fraction-all-[0-9a-f]+ \\[known\\]")
+  cell("${tj}" kind=flce model-bug-drop-chunk)
+  require("the planted bug's finding is marked known: ${CELL_TEXT}" NOT CELL_TEXT MATCHES "\\[known\\]")
   # A declared limit: cce's contract has no bias, ce_weight or label_smoothing.
   foreach(row bias=on ce_weight=on label_smoothing=on)
     cell("${tj}" ${row} cce)
@@ -147,8 +154,13 @@ elseif(PART STREQUAL "bad_input")
   execute_process(COMMAND ${FLCE} conformance --subjects model,model --minutes 1 --out ${WORK}/out
                   RESULT_VARIABLE rc ERROR_VARIABLE err)
   require("a subject named twice: exit ${rc}\n${err}" rc EQUAL 2 AND err MATCHES "named twice")
+  execute_process(COMMAND ${FLCE} conformance --subjects model --minutes 1 --known ${WORK}/no-such.json --out ${WORK}/out
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  require("a --known that does not exist: exit ${rc}\n${err}" rc EQUAL 2 AND err MATCHES "--known .*no-such.json")
+  file(READ ${WORK}/out/report.md md)
+  require("the earlier table was touched" md STREQUAL "an earlier table\n")
   execute_process(COMMAND ${FLCE} conformance --help RESULT_VARIABLE rc OUTPUT_VARIABLE help)
-  foreach(flag --subjects --minutes --seed --out --workers --device --lanes)
+  foreach(flag --subjects --minutes --seed --out --workers --device --lanes --known)
     require("--help lacks ${flag}" help MATCHES "${flag}")
   endforeach()
 else()

@@ -64,7 +64,8 @@ Column load(const ConformanceColumn& c) {
   std::map<std::string, std::string> by_signature;
   for (auto& f : col.report.value("findings", json::array())) {
     std::string& ids = by_signature[f.value("signature", "")];
-    ids += (ids.empty() ? "" : " / ") + f.value("id", "");
+    // A finding the campaign's --known list explains (a pinned, reported bug) says so in its cell.
+    ids += (ids.empty() ? "" : " / ") + f.value("id", "") + (f.value("new", true) ? "" : " [known]");
   }
   std::ifstream jf(c.dir / "cases.jsonl");
   for (std::string s; std::getline(jf, s);) {
