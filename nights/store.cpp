@@ -120,8 +120,16 @@ StoredFinding row_of(const Stmt& s) {
 
 // Two findings one pin explains are one bug by the pin's own claim: the second night's ablation may
 // keep another feature set (another key), and must not file the pinned bug twice.
+// The pin's claim is a failure class ("out-of-bounds@compiled"), not the output a night's first
+// case showed it in: one night's representative is out in the loss, the next night's in grad_input
+// (the H100 nights of 2026-12-08 filed liger-compiled-loss-ignored-targets twice that way).
 constexpr const char* kPinAlias = "known:";
 std::string pin_key(const SeenFinding& s) {
+  if (s.known.empty() || !s.store_id.empty()) return "";
+  return kPinAlias + (s.failure.empty() ? s.outcome : s.failure) + " | " + s.known;
+}
+// Stores written before then keyed the pin by the outcome line, output included.
+std::string legacy_pin_key(const SeenFinding& s) {
   return s.known.empty() || !s.store_id.empty() ? "" : kPinAlias + s.outcome + " | " + s.known;
 }
 void add_alias(sqlite3* db, const std::string& key, const std::string& finding, const SeenFinding& s,
@@ -341,9 +349,12 @@ RecordOutcome Store::record(const NightRecord& n) {
     }
     const std::string pin = pin_key(s);
     if (!f && !pin.empty()) {
-      Stmt a(db, "SELECT finding FROM aliases WHERE key = ?1");
-      a.bind(1, pin);
-      if (a.step()) f = by(db, "id = ?1", a.text(0));
+      for (const std::string& k : {pin, legacy_pin_key(s)}) {
+        Stmt a(db, "SELECT finding FROM aliases WHERE key = ?1");
+        a.bind(1, k);
+        if (a.step()) f = by(db, "id = ?1", a.text(0));
+        if (f) break;
+      }
       if (f) add_alias(db, s.key, f->id, s, "explained by the same pin: " + s.known);
     }
     if (f && !pin.empty()) add_alias(db, pin, f->id, s, s.known);

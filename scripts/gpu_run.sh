@@ -47,6 +47,11 @@ left() {  # seconds left, at least 1 (timeout 0 would mean "no limit")
   local l=$((DEADLINE - ($(date +%s) - T0)))
   echo $((l > 0 ? l : 1))
 }
+due() {  # due STEP NEED: enough of the deadline left for a wanted step; else its cut is recorded, never silent
+  (($(left) > $2)) && return 0
+  record "$1" cut "not run: it needs more than $2 s, $(left) s were left of FLCE_DEADLINE_S=$DEADLINE"
+  return 1
+}
 finish() {
   {
     echo "== flce gpu_run summary ($(($(date +%s) - T0)) s) =="
@@ -199,7 +204,7 @@ fi
 
 # ---- the differential loop on Liger itself (issue evidence: seed case, default, workaround) ----
 LIGER=$CARRY/liger
-if want runs && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
+if want runs && [[ -x $BUILD/flce ]] && due runs 60; then
   {
     "$BUILD/flce" env
     for spec in "liger-seed-bf16-accum-fp32 liger" "liger-seed-bf16-accum-fp32 liger+workaround" \
@@ -223,7 +228,7 @@ PY
 fi
 
 # ---- the two fixes side by side: flce_workaround on Liger 0.8.5 vs PR #1328's guard ----
-if want fixes && (($(left) > 60)); then
+if want fixes && due fixes 60; then
   {
     python3 scripts/compare_fixes.py --label "liger 0.8.5 eager/compiled (no fix)"
     python3 scripts/compare_fixes.py --label "liger 0.8.5 + flce_workaround" --workaround
@@ -237,7 +242,7 @@ if want fixes && (($(left) > 60)); then
 fi
 
 # ---- gate Liger's two PRs against their merge bases (one GPU each when there are two) ----
-if want gate && [[ -x $BUILD/flce ]] && [[ -d $LIGER ]] && (($(left) > 90)); then
+if want gate && [[ -x $BUILD/flce ]] && [[ -d $LIGER ]] && due gate 90; then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   gate() {  # gate NAME BASE CANDIDATE GPU
     CUDA_VISIBLE_DEVICES=$4 timeout "$(left)" "$BUILD/flce" gate --device cuda --sample "${FLCE_GATE_SAMPLE:-4}" \
@@ -294,7 +299,7 @@ repros_alone() {  # repros_alone DIR LOG
   wait
   cat "$1"/findings/*/repro.py.log >>"$2" 2>/dev/null
 }
-if want campaign && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
+if want campaign && [[ -x $BUILD/flce ]] && due campaign 90; then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   C=/tmp/flce-campaign-liger
   # Per-GPU evidence: which worker processes sit on which GPU, sampled while it runs.
@@ -330,7 +335,7 @@ subject_campaign() {  # subject_campaign NAME SUBJECT MINUTES MARGIN_S: /tmp/flc
 summary_of() { grep -E '^(campaign|throughput|subject|  +[0-9]+x|## |repro exit|outcome|REPRO|NOT REPRO)' "$1" | cut -c1-220; }
 
 # cut-cross-entropy (the `cce` subject), then the upstream reports of its findings, each alone
-if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
+if want cce && [[ -x $BUILD/flce ]] && due cce 90; then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   subject_campaign cce "${FLCE_CCE_SUBJECT:-cce}" "${FLCE_CCE_MIN:-3}" 120
   for f in corpus/reports/cce-*.py; do
@@ -342,14 +347,14 @@ if want cce && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
 fi
 
 # Unsloth's fused loss (the `unsloth` subject: its Triton path on CUDA)
-if want unsloth && [[ -x $BUILD/flce ]] && (($(left) > 90)); then
+if want unsloth && [[ -x $BUILD/flce ]] && due unsloth 90; then
   NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   subject_campaign unsloth unsloth "${FLCE_UNSLOTH_MIN:-3}" 90
   summary_of "$OUT/unsloth.log"
 fi
 
 # ---- flce conformance on the GPU: the same cases through several subjects, one table ----
-if want conformance && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
+if want conformance && [[ -x $BUILD/flce ]] && due conformance 120; then
   C=/tmp/flce-conformance
   NSUB=$(tr ',' '\n' <<<"${FLCE_CONF_SUBJECTS:-liger,cce,model}" | grep -c .)
   MIN=$(python3 -c "print(max(0.5, min(${FLCE_CONF_MIN:-2}, ($(left) - 30 - 30 * $NSUB) / 60 / $NSUB)))")
@@ -364,14 +369,14 @@ if want conformance && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
 fi
 
 # ---- Liger across its history: pinned cases on old trees, two bisects (scripts/liger_history.sh) ----
-if want history && [[ -x $BUILD/flce ]] && (($(left) > 120)); then
+if want history && [[ -x $BUILD/flce ]] && due history 120; then
   FLCE_BUILD_DIR=$BUILD timeout "$(left)" bash scripts/liger_history.sh >"$OUT/history_run.log" 2>&1
   rc=$?
   record history "$([[ $rc == 0 ]] && echo ok || echo FAIL)" "exit $rc; history.md, bisect-seed.md, bisect-amp.md"
 fi
 
 # ---- measurements, part by part (scripts/gpu_session.sh; FLCE_PARTS) ----
-if want session && [[ -x $BUILD/flce ]] && (($(left) > 60)); then
+if want session && [[ -x $BUILD/flce ]] && due session 60; then
   FLCE_BUILD_DIR=$BUILD PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} FLCE_SESSION_DEADLINE_S=$(($(left) - 15)) \
     timeout "$(left)" bash scripts/gpu_session.sh >"$OUT/session_run.log" 2>&1
   rc=$?
@@ -382,7 +387,7 @@ fi
 # ---- the nightly on a real Slurm with a real gres/gpu (issue #41): tests/slurm.cmake on this box ----
 # Slurm and munge from .carry/slurm (Debian 12 .debs): only files the box lacks are installed, so
 # none of its own libraries is replaced. The test's GPU shard asks for gres/gpu on /dev/nvidia0.
-if want slurm && [[ -x $BUILD/flce ]] && (($(left) > 150)); then
+if want slurm && [[ -x $BUILD/flce ]] && due slurm 150; then
   {
     stage=/tmp/slurm-stage
     rm -rf "$stage"; mkdir -p "$stage"
@@ -405,7 +410,7 @@ if want slurm && [[ -x $BUILD/flce ]] && (($(left) > 150)); then
 fi
 
 # ---- everything else ----
-if want ctest && [[ -d $BUILD ]] && (($(left) > 20)); then
+if want ctest && [[ -d $BUILD ]] && due ctest 20; then
   # shellcheck disable=SC2086
   (cd "$BUILD" && timeout "$(left)" ctest -j "${FLCE_CTEST_JOBS:-8}" --output-on-failure -E '^gpu_reference' ${FLCE_CTEST_ARGS:-}) >"$OUT/ctest_all.log" 2>&1
   rc=$?

@@ -217,27 +217,34 @@ TEST(Store, FindingsOnePinExplainsAreOneStoredFinding) {
   const std::string pin = "expectations.json: cases/a.json (torch >=2.13,<2.14)";
   NightRecord n1 = night("n1", "aaa");
   SeenFinding a = seen("c-1", "out-of-bounds@compiled[ignore_fraction=some]");
-  a.known = pin;
+  a.outcome = "judge:loss:out-of-bounds@compiled", a.failure = "out-of-bounds@compiled", a.known = pin;
   n1.seen.push_back(a);
   st.record(n1);
   // Night 2's ablation keeps one more feature: another key, the same pin.
   NightRecord n2 = night("n2", "aaa");
   SeenFinding b = seen("d-1", "out-of-bounds@compiled[dtype=fp32,ignore_fraction=some]");
-  b.known = pin;
+  b.outcome = a.outcome, b.failure = a.failure, b.known = pin;
   n2.seen.push_back(b);
+  // Another output out of bounds under the same pin: the same class, the same finding (on the GPU
+  // one night's representative was out in the loss, the next night's in grad_input).
+  SeenFinding c2 = seen("d-3", "out-of-bounds@compiled[ce_weight,ignore_fraction=some]");
+  c2.outcome = "judge:grad_input:out-of-bounds@compiled", c2.failure = a.failure, c2.known = pin;
+  n2.seen.push_back(c2);
   // Another outcome under the same pin is not merged: a pin explains one class.
   SeenFinding other = seen("d-2", "nonfinite@compiled[ignore_fraction=some]");
-  other.outcome = "judge:loss:nonfinite@compiled", other.known = pin;
+  other.outcome = "judge:loss:nonfinite@compiled", other.failure = "nonfinite@compiled", other.known = pin;
   n2.seen.push_back(other);
   const RecordOutcome r2 = st.record(n2);
-  ASSERT_EQ(r2.findings.size(), 2u);
+  ASSERT_EQ(r2.findings.size(), 3u);
   EXPECT_EQ(r2.findings[0], std::make_pair(std::string("c-1"), std::string("seen")));
-  EXPECT_EQ(r2.findings[1], std::make_pair(std::string("d-2"), std::string("known")));
+  EXPECT_EQ(r2.findings[1], std::make_pair(std::string("c-1"), std::string("seen")));
+  EXPECT_EQ(r2.findings[2], std::make_pair(std::string("d-2"), std::string("known")));
   EXPECT_EQ(st.findings().size(), 2u);
   const StoredFinding f = st.get("c-1");
   EXPECT_EQ(f.last_night, "n2");
-  ASSERT_EQ(f.aliases.size(), 1u) << "the pin's own key is not listed as a symptom";
+  ASSERT_EQ(f.aliases.size(), 2u) << "the pin's own keys are not listed as symptoms";
   EXPECT_EQ(f.aliases[0].key, b.key);
+  EXPECT_EQ(f.aliases[1].key, c2.key);
   // A finding the store's known list matched (store_id) takes no pin key.
   NightRecord n3 = night("n3", "aaa");
   SeenFinding c = seen("e-1", "out-of-bounds@compiled[ignore_fraction=some,softcap]");

@@ -253,9 +253,13 @@ Markdown markdown_of(const fs::path& dir, const CampaignState& st, const RunStat
   if (const int64_t n = unsupported_by_subject(st))
     totals.row({"unsupported by subject", fmt::format("{} cases (not findings), by parameter: {}", n,
                                                       per_param_text(unsupported_by_param(st)))});
-  const int64_t known = count_known(st);
-  totals.row({"findings", rs.known.empty() ? fmt::format("{} (one per cause)", st.findings.size())
-                                           : fmt::format("**{} new**, {} known (one per cause)", st.findings.size() - known, known)});
+  // Symptoms listed under a root are not counted again, as in report.json and the summary line.
+  const int64_t known = count_known(st), under_n = count_symptoms(st);
+  const int64_t roots = static_cast<int64_t>(st.findings.size()) - under_n;
+  const std::string under_text = under_n ? fmt::format(", {} more listed under a root", under_n) : "";
+  totals.row({"findings", rs.known.empty() ? fmt::format("{} (one per cause{})", roots, under_text)
+                                           : fmt::format("**{} new**, {} known (one per cause{})", roots - known, known,
+                                                         under_text)});
   if (!rs.known.empty()) totals.row({"known list", join_words(rs.known)});
   if (!rs.baseline.empty())
     totals.row({"baseline", fmt::format("`{}`: findings are the cases whose outcome differs from it (regressed, fixed, "
