@@ -3,7 +3,13 @@
 #include "fuzz/findings/root_cause.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "fuzz/campaign/campaign_report.hpp"
 #include "fuzz/findings/cause.hpp"
 
 namespace flce {
@@ -141,6 +147,35 @@ TEST(RootCause, TheGroupingSurvivesTheFindingsJson) {
   EXPECT_EQ(g.root, "r");
   EXPECT_EQ(g.root_why, "why");
   EXPECT_FALSE(g.is_new());
+}
+
+// report.md counts a symptom once, under its root, as report.json and the summary line do (on the
+// H100 night of 2026-12-08 its findings row said "2 new" where the night header said 1).
+TEST(RootCause, TheReportCountsASymptomOnlyUnderItsRoot) {
+  CampaignState st;
+  st.subject = "model";
+  st.findings = {
+      ablated("oob-none", "judge:loss:out-of-bounds@compiled", {"ce_weight", "ignore_fraction=all", "reduction=none"}, 1),
+      ablated("nonfinite", "judge:grad_input:nonfinite@compiled", {"ce_weight", "ignore_fraction=all"}, 2),
+      ablated("oob-sum", "judge:grad_input:out-of-bounds@compiled", {"ignore_fraction=all", "reduction=sum"}, 3)};
+  group_root_causes(st.findings, no_case);
+  ASSERT_EQ(by(st.findings, "oob-none").root, "nonfinite");
+  RunStats rs;
+  rs.known = {"expectations.json"};
+  const auto dir = std::filesystem::temp_directory_path() / ("flce-root-report-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_reports(dir, st, rs);
+  std::stringstream md, js;
+  md << std::ifstream(dir / "report.md").rdbuf();
+  js << std::ifstream(dir / "report.json").rdbuf();
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(md.str().find("| findings | **2 new**, 0 known (one per cause, 1 more listed under a root) |"),
+            std::string::npos)
+      << md.str();
+  const auto j = nlohmann::json::parse(js.str());
+  EXPECT_EQ(j["new_findings"], 2);
+  EXPECT_EQ(j["under_a_root"], 1);
 }
 
 }  // namespace
